@@ -1,0 +1,82 @@
+#include "pocket/kernel.h"
+
+#include <cstdio>
+#include <cstring>
+
+namespace pocket {
+
+void* BumpAllocator::allocate(size_t size, size_t alignment) {
+  uintptr_t base = reinterpret_cast<uintptr_t>(base_);
+  uintptr_t p = (base + used_ + alignment - 1) & ~(uintptr_t(alignment) - 1);
+  size_t end = static_cast<size_t>(p - base) + size;
+  if (end > size_ || end < size) return nullptr;
+  used_ = end;
+  return reinterpret_cast<void*>(p);
+}
+
+Error KernelContext::fail(Error e, const char* fmt, ...) {
+  if (diag == nullptr) return e;
+  va_list args;
+  va_start(args, fmt);
+  diag->vfail(e, fmt, args);
+  va_end(args);
+  return e;
+}
+
+void* KernelContext::allocate_temp(size_t size, size_t alignment) {
+  return temp == nullptr ? nullptr : temp->allocate(size, alignment);
+}
+
+// Compares "aten::add" + "." + "Tensor" with an entry name without building a string.
+static int compare_name(const char* entry, const char* name, const char* overload) {
+  size_t n = strlen(name);
+  int c = strncmp(entry, name, n);
+  if (c != 0) return c;
+  const char* rest = entry + n;
+  if (overload[0] == '\0') return rest[0] == '\0' ? 0 : 1;
+  if (rest[0] != '.') return rest[0] < '.' ? -1 : 1;
+  return strcmp(rest + 1, overload);
+}
+
+const KernelEntry* find_kernel(Span<const KernelEntry> table, const char* name,
+                               const char* overload) {
+  if (name == nullptr) return nullptr;
+  if (overload == nullptr || strcmp(overload, "default") == 0) overload = "";
+  size_t lo = 0, hi = table.size;
+  while (lo < hi) {
+    size_t mid = (lo + hi) / 2;
+    int c = compare_name(table[mid].name, name, overload);
+    if (c == 0) return &table[mid];
+    if (c < 0) lo = mid + 1; else hi = mid;
+  }
+  return nullptr;
+}
+
+size_t signature_arity(const char* signature) {
+  size_t n = 0;
+  for (const char* p = signature; *p; ++p) n += *p != '>';
+  return n;
+}
+
+bool value_matches(const Value& v, char kind) {
+  using Tag = Value::Tag;
+  switch (kind) {
+    case 'T': return v.tag == Tag::Tensor;
+    case 't': return v.tag == Tag::Tensor || v.tag == Tag::None;
+    case 'i': return v.tag == Tag::Int;
+    case 'j': return v.tag == Tag::Int || v.tag == Tag::None;
+    case 'f': return v.tag == Tag::Double;
+    case 'g': return v.tag == Tag::Double || v.tag == Tag::None;
+    case 's': return v.tag == Tag::Int || v.tag == Tag::Double || v.tag == Tag::Bool;
+    case 'b': return v.tag == Tag::Bool;
+    case 'I': return v.tag == Tag::IntList;
+    case 'J': return v.tag == Tag::IntList || v.tag == Tag::None;
+    case 'F': return v.tag == Tag::DoubleList;
+    case 'L': return v.tag == Tag::TensorList;
+    case 'M': return v.tag == Tag::OptionalTensorList;
+    case 'S': return v.tag == Tag::String;
+    default: return false;
+  }
+}
+
+}  // namespace pocket

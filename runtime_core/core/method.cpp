@@ -1,0 +1,519 @@
+// Method loading (checks every value and instruction of a method against the program and
+// the kernel registry) and execution (the instruction loop).
+#include "pocket/method.h"
+
+#include <cstring>
+
+#include "program_generated.h"
+
+namespace pocket {
+
+enum class StepKind : uint8_t { Kernel, Move, JumpFalse, Free };
+
+struct Step {
+  StepKind kind;
+  uint32_t a = 0;  // Move: from; JumpFalse: cond; Free: value
+  uint32_t b = 0;  // Move: to; JumpFalse: target
+  KernelFn fn = nullptr;
+  Value** args = nullptr;
+  const char* op_name = nullptr;
+};
+
+namespace {
+
+using FbValues = flatbuffers::Vector<flatbuffers::Offset<fb::Value>>;
+
+const fb::Method* fb_method(const void* p) { return static_cast<const fb::Method*>(p); }
+
+template <typename T>
+T* alloc_array(MemoryAllocator* a, size_t n) {
+  if (n == 0) return nullptr;
+  void* p = a->allocate(n * sizeof(T), alignof(T) < 8 ? 8 : alignof(T));
+  if (p == nullptr) return nullptr;
+  T* t = static_cast<T*>(p);
+  for (size_t i = 0; i < n; ++i) new (&t[i]) T();
+  return t;
+}
+
+// Checks that every index of `items` names a value of kind `want` (or is -1 when allowed).
+template <typename Index>
+bool list_items_ok(const flatbuffers::Vector<Index>* items, const FbValues* values,
+                   fb::ValueKind want, bool allow_none) {
+  if (items == nullptr) return true;
+  for (Index idx : *items) {
+    if (allow_none && static_cast<int64_t>(idx) == -1) continue;
+    if (static_cast<int64_t>(idx) < 0 || static_cast<uint64_t>(idx) >= values->size()) return false;
+    if (values->Get(static_cast<uint32_t>(idx))->kind_type() != want) return false;
+  }
+  return true;
+}
+
+struct TensorCheck {
+  const Program& program;
+  const MethodMemory& memory;
+  Span<uint8_t*> arenas;
+  Span<uint64_t> arena_sizes;
+  const char* method;
+  Diag& diag;
+
+  Error bind(uint32_t index, const fb::Tensor* t, Tensor* out) const {
+    if (!is_valid_scalar_type(static_cast<int>(t->dtype())))
+      return diag.fail(Error::InvalidProgram, "method '%s' value %u: unknown dtype %d", method,
+                       index, static_cast<int>(t->dtype()));
+    out->dtype = static_cast<ScalarType>(t->dtype());
+    uint32_t dim = t->sizes() ? t->sizes()->size() : 0;
+    if (dim > kMaxDim)
+      return diag.fail(Error::Unsupported, "method '%s' value %u: %u dims (at most %d supported)",
+                       method, index, dim, kMaxDim);
+    out->dim = static_cast<int32_t>(dim);
+    uint64_t numel = 1;
+    for (uint32_t d = 0; d < dim; ++d) {
+      int64_t s = t->sizes()->Get(d);
+      if (s < 0 || s > (int64_t(1) << 40))
+        return diag.fail(Error::InvalidProgram, "method '%s' value %u: size %lld of dim %u is invalid",
+                         method, index, static_cast<long long>(s), d);
+      out->sizes[d] = s;
+      numel *= static_cast<uint64_t>(s);
+      if (numel > (uint64_t(1) << 44))
+        return diag.fail(Error::InvalidProgram, "method '%s' value %u: too many elements", method, index);
+    }
+    if (t->min_sizes() && t->min_sizes()->size() != 0) {
+      if (t->min_sizes()->size() != dim)
+        return diag.fail(Error::InvalidProgram, "method '%s' value %u: %u min sizes for %u dims",
+                         method, index, t->min_sizes()->size(), dim);
+      for (uint32_t d = 0; d < dim; ++d) {
+        int64_t lo = t->min_sizes()->Get(d);
+        if (lo < 0 || lo > out->sizes[d])
+          return diag.fail(Error::InvalidProgram, "method '%s' value %u: dim %u bounds [%lld, %lld] are invalid",
+                           method, index, d, static_cast<long long>(lo), static_cast<long long>(out->sizes[d]));
+      }
+    }
+    if (t->dim_order() != nullptr)
+      for (uint32_t d = 0; d < t->dim_order()->size(); ++d)
+        if (t->dim_order()->size() != dim || t->dim_order()->Get(d) != d)
+          return diag.fail(Error::Unsupported, "method '%s' value %u: only contiguous dim order is supported",
+                           method, index);
+    out->set_contiguous_strides();
+    uint64_t need = numel * element_size(out->dtype);
+    if (t->nbytes() < need && t->location() != fb::Location::None)
+      return diag.fail(Error::InvalidProgram, "method '%s' value %u: %llu bytes reserved, shape needs %llu",
+                       method, index, static_cast<unsigned long long>(t->nbytes()),
+                       static_cast<unsigned long long>(need));
+    out->capacity = static_cast<size_t>(t->nbytes());
+    return place(index, t, out);
+  }
+
+  Error place(uint32_t index, const fb::Tensor* t, Tensor* out) const {
+    uint64_t off = t->offset(), n = t->nbytes();
+    switch (t->location()) {
+      case fb::Location::None:
+        out->data = nullptr;
+        out->capacity = 0;
+        return Error::Ok;
+      case fb::Location::Constant: {
+        Span<const uint8_t> seg = program.segment(t->index());
+        if (t->index() >= program.num_segments() || off > seg.size || n > seg.size - off)
+          return diag.fail(Error::InvalidProgram,
+                           "method '%s' value %u: constant at segment %u offset %llu (%llu bytes) is out of range",
+                           method, index, t->index(), static_cast<unsigned long long>(off),
+                           static_cast<unsigned long long>(n));
+        out->data = const_cast<uint8_t*>(seg.data + off);
+        return Error::Ok;
+      }
+      case fb::Location::Arena:
+        if (t->index() >= arenas.size || off > arena_sizes[t->index()] ||
+            n > arena_sizes[t->index()] - off)
+          return diag.fail(Error::InvalidProgram,
+                           "method '%s' value %u: arena %u offset %llu (%llu bytes) is out of range",
+                           method, index, t->index(), static_cast<unsigned long long>(off),
+                           static_cast<unsigned long long>(n));
+        out->data = arenas[t->index()] + off;
+        return Error::Ok;
+      case fb::Location::Buffer:
+        if (t->index() >= program.num_buffers() || t->index() >= memory.buffers.size ||
+            memory.buffers[t->index()] == nullptr || off != 0 || n > program.buffer_nbytes(t->index()))
+          return diag.fail(Error::InvalidProgram,
+                           "method '%s' value %u: mutable buffer %u is out of range or has no memory",
+                           method, index, t->index());
+        out->data = memory.buffers[t->index()];
+        return Error::Ok;
+    }
+    return diag.fail(Error::InvalidProgram, "method '%s' value %u: unknown tensor location %d", method,
+                     index, static_cast<int>(t->location()));
+  }
+};
+
+}  // namespace
+
+Error Method::load_values(const Program& program, const void* fbm, const MethodMemory& memory,
+                          Diag& diag) {
+  const fb::Method* m = fb_method(fbm);
+  const FbValues* values = m->values();
+  uint32_t n = values ? values->size() : 0;
+  values_ = {alloc_array<Value>(memory.allocator, n), n};
+  if (n != 0 && values_.data == nullptr) return diag.fail(Error::OutOfMemory, "method '%s': no memory for %u values", name_, n);
+  TensorCheck tc{program, memory, arenas_, arena_sizes_, name_, diag};
+  for (uint32_t i = 0; i < n; ++i) {
+    const fb::Value* fv = values->Get(i);
+    Value& v = values_[i];
+    bool ok = true;
+    switch (fv->kind_type()) {
+      case fb::ValueKind::Null: v.tag = Value::Tag::None; break;
+      case fb::ValueKind::Int: v.tag = Value::Tag::Int; v.i = fv->kind_as_Int()->value(); break;
+      case fb::ValueKind::Double: v.tag = Value::Tag::Double; v.d = fv->kind_as_Double()->value(); break;
+      case fb::ValueKind::Bool: v.tag = Value::Tag::Bool; v.b = fv->kind_as_Bool()->value(); break;
+      case fb::ValueKind::String: {
+        auto* s = fv->kind_as_String()->value();
+        v.tag = Value::Tag::String;
+        v.str.data = s ? s->c_str() : "";
+        v.str.size = s ? s->size() : 0;
+        break;
+      }
+      case fb::ValueKind::IntList: {
+        auto* items = fv->kind_as_IntList()->items();
+        ok = list_items_ok(items, values, fb::ValueKind::Int, false);
+        v.tag = Value::Tag::IntList;
+        v.int_list = IntList{items ? items->data() : nullptr, items ? items->size() : 0u, values_.data};
+        break;
+      }
+      case fb::ValueKind::DoubleList: {
+        auto* items = fv->kind_as_DoubleList()->items();
+        v.tag = Value::Tag::DoubleList;
+        v.double_list = DoubleList{items ? items->data() : nullptr, items ? items->size() : 0u};
+        break;
+      }
+      case fb::ValueKind::BoolList: {
+        auto* items = fv->kind_as_BoolList()->items();
+        v.tag = Value::Tag::BoolList;
+        v.bool_list = BoolList{items ? reinterpret_cast<const uint8_t*>(items->data()) : nullptr,
+                               items ? items->size() : 0u};
+        break;
+      }
+      case fb::ValueKind::TensorList: {
+        auto* items = fv->kind_as_TensorList()->items();
+        ok = list_items_ok(items, values, fb::ValueKind::Tensor, false);
+        v.tag = Value::Tag::TensorList;
+        v.tensor_list = TensorList{items ? reinterpret_cast<const int32_t*>(items->data()) : nullptr,
+                                   items ? items->size() : 0u, values_.data};
+        break;
+      }
+      case fb::ValueKind::OptionalTensorList: {
+        auto* items = fv->kind_as_OptionalTensorList()->items();
+        ok = list_items_ok(items, values, fb::ValueKind::Tensor, true);
+        v.tag = Value::Tag::OptionalTensorList;
+        v.tensor_list = TensorList{items ? items->data() : nullptr, items ? items->size() : 0u, values_.data};
+        break;
+      }
+      case fb::ValueKind::Tensor: {
+        v.tag = Value::Tag::Tensor;
+        new (&v.tensor) Tensor();
+        Error e = tc.bind(i, fv->kind_as_Tensor(), &v.tensor);
+        if (e != Error::Ok) return e;
+        break;
+      }
+      default:
+        return diag.fail(Error::InvalidProgram, "method '%s' value %u: unknown value kind %d", name_, i,
+                         static_cast<int>(fv->kind_type()));
+    }
+    if (!ok)
+      return diag.fail(Error::InvalidProgram, "method '%s' value %u: list item is out of range or of the wrong kind",
+                       name_, i);
+  }
+  return Error::Ok;
+}
+
+Error Method::load_steps(const void* fbm, const MethodMemory& memory, Diag& diag) {
+  const fb::Method* m = fb_method(fbm);
+  Span<const KernelEntry> table = memory.kernels.empty() ? portable_kernels() : memory.kernels;
+  uint32_t n_ops = m->operators() ? m->operators()->size() : 0;
+  const KernelEntry** resolved = alloc_array<const KernelEntry*>(memory.allocator, n_ops);
+  if (n_ops != 0 && resolved == nullptr) return diag.fail(Error::OutOfMemory, "method '%s': out of memory", name_);
+  for (uint32_t i = 0; i < n_ops; ++i) {
+    const fb::Operator* op = m->operators()->Get(i);
+    const char* name = op->name() ? op->name()->c_str() : "";
+    const char* overload = op->overload() ? op->overload()->c_str() : "";
+    resolved[i] = find_kernel(table, name, overload);
+    if (resolved[i] == nullptr)
+      return diag.fail(Error::Unsupported, "method '%s': unknown op '%s%s%s' (operator %u): this runtime has no kernel for it",
+                       name_, name, overload[0] && strcmp(overload, "default") ? "." : "",
+                       strcmp(overload, "default") ? overload : "", i);
+  }
+  uint32_t n = m->steps() ? m->steps()->size() : 0;
+  steps_ = {alloc_array<Step>(memory.allocator, n), n};
+  if (n != 0 && steps_.data == nullptr) return diag.fail(Error::OutOfMemory, "method '%s': out of memory", name_);
+  for (uint32_t pc = 0; pc < n; ++pc) {
+    const fb::Step* s = m->steps()->Get(pc);
+    Step& step = steps_[pc];
+    switch (s->instruction_type()) {
+      case fb::Instruction::KernelCall: {
+        const fb::KernelCall* call = s->instruction_as_KernelCall();
+        if (call->op() >= n_ops)
+          return diag.fail(Error::InvalidProgram, "method '%s' instruction %u: operator %u out of range (%u operators)",
+                           name_, pc, call->op(), n_ops);
+        const KernelEntry* k = resolved[call->op()];
+        uint32_t nargs = call->args() ? call->args()->size() : 0;
+        if (nargs != signature_arity(k->signature))
+          return diag.fail(Error::InvalidProgram, "method '%s' instruction %u (%s): %u arguments, the kernel takes %zu",
+                           name_, pc, k->name, nargs, signature_arity(k->signature));
+        step = Step{StepKind::Kernel, 0, 0, k->fn, alloc_array<Value*>(memory.allocator, nargs + 1), k->name};
+        if (step.args == nullptr) return diag.fail(Error::OutOfMemory, "method '%s': out of memory", name_);
+        bool output = false;
+        for (uint32_t a = 0, c = 0; a < nargs; ++a, ++c) {
+          if (k->signature[c] == '>') { output = true; ++c; }
+          uint32_t idx = call->args()->Get(a);
+          if (idx >= values_.size || !value_matches(values_[idx], k->signature[c]))
+            return diag.fail(Error::InvalidProgram,
+                             "method '%s' instruction %u (%s): argument %u (value %u) is %s, expected kind '%c'",
+                             name_, pc, k->name, a, idx,
+                             idx < values_.size ? value_tag_name(values_[idx].tag) : "out of range", k->signature[c]);
+          if (output && values_[idx].is_tensor()) {
+            auto loc = m->values()->Get(idx)->kind_as_Tensor()->location();
+            if (loc != fb::Location::Arena && loc != fb::Location::Buffer)
+              return diag.fail(Error::InvalidProgram,
+                               "method '%s' instruction %u (%s): output value %u is not writable memory",
+                               name_, pc, k->name, idx);
+          }
+          step.args[a] = &values_[idx];
+        }
+        break;
+      }
+      case fb::Instruction::Move: {
+        auto* mv = s->instruction_as_Move();
+        if (mv->from() >= values_.size || mv->to() >= values_.size)
+          return diag.fail(Error::InvalidProgram, "method '%s' instruction %u: move value index out of range", name_, pc);
+        const Value& from = values_[mv->from()];
+        const Value& to = values_[mv->to()];
+        bool writable = !to.is_tensor() ||
+                        m->values()->Get(mv->to())->kind_as_Tensor()->location() == fb::Location::Arena ||
+                        m->values()->Get(mv->to())->kind_as_Tensor()->location() == fb::Location::Buffer;
+        if (from.tag != to.tag || !writable || (from.is_tensor() && from.tensor.dtype != to.tensor.dtype))
+          return diag.fail(Error::InvalidProgram,
+                           "method '%s' instruction %u: cannot move value %u (%s) into value %u (%s)", name_,
+                           pc, mv->from(), value_tag_name(from.tag), mv->to(), value_tag_name(to.tag));
+        step = Step{StepKind::Move, mv->from(), mv->to()};
+        break;
+      }
+      case fb::Instruction::JumpFalse: {
+        auto* j = s->instruction_as_JumpFalse();
+        if (j->cond() >= values_.size || values_[j->cond()].tag != Value::Tag::Bool)
+          return diag.fail(Error::InvalidProgram, "method '%s' instruction %u: jump condition is not a bool value", name_, pc);
+        // Forward jumps only: a method always terminates.
+        if (j->target() <= pc || j->target() > n)
+          return diag.fail(Error::InvalidProgram, "method '%s' instruction %u: jump target %u must lie after it (at most %u)",
+                           name_, pc, j->target(), n);
+        step = Step{StepKind::JumpFalse, j->cond(), j->target()};
+        break;
+      }
+      case fb::Instruction::Free: {
+        auto* f = s->instruction_as_Free();
+        if (f->value() >= values_.size)
+          return diag.fail(Error::InvalidProgram, "method '%s' instruction %u: free of value %u out of range", name_, pc, f->value());
+        step = Step{StepKind::Free, f->value()};
+        break;
+      }
+      default:
+        return diag.fail(Error::InvalidProgram, "method '%s' instruction %u: unknown instruction type", name_, pc);
+    }
+  }
+  return Error::Ok;
+}
+
+static Error check_io(const char* method, const char* what, const flatbuffers::Vector<uint32_t>* io,
+                      size_t n_values, Diag& diag) {
+  if (io == nullptr) return Error::Ok;
+  for (uint32_t i = 0; i < io->size(); ++i)
+    if (io->Get(i) >= n_values)
+      return diag.fail(Error::InvalidProgram, "method '%s' %s %u: value index %u out of range (%zu values)",
+                       method, what, i, io->Get(i), n_values);
+  return Error::Ok;
+}
+
+Error Method::load(const Program& program, const char* name, const MethodMemory& memory,
+                   Method* out, Diag& diag) {
+  if (memory.allocator == nullptr) return diag.fail(Error::InvalidArgument, "MethodMemory.allocator is NULL");
+  int index = program.find_method(name);
+  if (index < 0)
+    return diag.fail(Error::NotFound, "no method named '%s' in the program (it has %zu methods, first '%s')",
+                     name ? name : "(null)", program.num_methods(), program.method_name(0));
+  const fb::Method* m = static_cast<const fb::Program*>(program.root())->methods()->Get(index);
+  Method method;
+  method.name_ = m->name()->c_str();
+  method.fb_ = m;
+  method.temp_ = memory.temp;
+  method.threads_ = memory.threads;
+
+  uint32_t n_arenas = m->arenas() ? m->arenas()->size() : 0;
+  method.arenas_ = {alloc_array<uint8_t*>(memory.allocator, n_arenas), n_arenas};
+  method.arena_sizes_ = {alloc_array<uint64_t>(memory.allocator, n_arenas), n_arenas};
+  for (uint32_t a = 0; a < n_arenas; ++a) {
+    uint64_t size = m->arenas()->Get(a);
+    method.arena_sizes_[a] = size;
+    if (a < memory.arenas.size) {
+      if (memory.arenas[a].size < size)
+        return diag.fail(Error::InvalidArgument, "method '%s': caller arena %u has %zu bytes, needs %llu",
+                         method.name_, a, memory.arenas[a].size, static_cast<unsigned long long>(size));
+      method.arenas_[a] = memory.arenas[a].data;
+    } else {
+      if (size > (uint64_t(1) << 40))
+        return diag.fail(Error::InvalidProgram, "method '%s': arena %u size %llu is implausible",
+                         method.name_, a, static_cast<unsigned long long>(size));
+      method.arenas_[a] = static_cast<uint8_t*>(memory.allocator->allocate(size ? size : 1, 64));
+      if (method.arenas_[a] == nullptr)
+        return diag.fail(Error::OutOfMemory, "method '%s': cannot allocate arena %u (%llu bytes)",
+                         method.name_, a, static_cast<unsigned long long>(size));
+    }
+  }
+  Error e = method.load_values(program, m, memory, diag);
+  if (e != Error::Ok) return e;
+  e = check_io(method.name_, "input", m->inputs(), method.values_.size, diag);
+  if (e != Error::Ok) return e;
+  e = check_io(method.name_, "output", m->outputs(), method.values_.size, diag);
+  if (e != Error::Ok) return e;
+  if (m->inputs()) method.inputs_ = {m->inputs()->data(), m->inputs()->size()};
+  if (m->outputs()) method.outputs_ = {m->outputs()->data(), m->outputs()->size()};
+  e = method.load_steps(m, memory, diag);
+  if (e != Error::Ok) return e;
+  *out = method;
+  return Error::Ok;
+}
+
+static bool spec_of(const fb::Method* m, uint32_t value, TensorSpec* out) {
+  const fb::Tensor* t = m->values()->Get(value)->kind_as_Tensor();
+  if (t == nullptr) return false;
+  out->dtype = static_cast<ScalarType>(t->dtype());
+  out->dim = static_cast<int32_t>(t->sizes() ? t->sizes()->size() : 0);
+  bool has_min = t->min_sizes() && t->min_sizes()->size() == static_cast<uint32_t>(out->dim);
+  for (int d = 0; d < out->dim; ++d) {
+    out->max_sizes[d] = t->sizes()->Get(d);
+    out->min_sizes[d] = has_min ? t->min_sizes()->Get(d) : out->max_sizes[d];
+  }
+  return true;
+}
+
+bool Method::input_spec(size_t i, TensorSpec* out) const {
+  return i < inputs_.size && spec_of(fb_method(fb_), inputs_[i], out);
+}
+
+bool Method::output_spec(size_t i, TensorSpec* out) const {
+  return i < outputs_.size && spec_of(fb_method(fb_), outputs_[i], out);
+}
+
+const char* Method::metadata(const char* key) const {
+  auto* md = fb_method(fb_)->metadata();
+  if (md == nullptr || key == nullptr) return nullptr;
+  for (const fb::KeyValue* kv : *md)
+    if (kv->key() && strcmp(kv->key()->c_str(), key) == 0) return kv->value() ? kv->value()->c_str() : "";
+  return nullptr;
+}
+
+size_t Method::arena_size(size_t i) const { return i < arena_sizes_.size ? arena_sizes_[i] : 0; }
+
+Error Method::set_input(size_t i, const Tensor& t) {
+  TensorSpec spec;
+  if (i >= inputs_.size)
+    return diag_.fail(Error::OutOfRange, "method '%s': input index %zu out of range (it takes %zu inputs)",
+                      name_, i, inputs_.size);
+  if (!input_spec(i, &spec))
+    return diag_.fail(Error::InvalidArgument, "method '%s': input %zu is not a tensor", name_, i);
+  if (t.dtype != spec.dtype)
+    return diag_.fail(Error::InvalidArgument, "method '%s' input %zu: expected dtype %s, got %s", name_, i,
+                      scalar_type_name(spec.dtype), scalar_type_name(t.dtype));
+  char want[128], got[128];
+  if (t.dim != spec.dim)
+    return diag_.fail(Error::InvalidArgument, "method '%s' input %zu: expected %d dims (shape %s), got %d dims (shape %s)",
+                      name_, i, spec.dim, shape_string(spec.max_sizes, spec.dim, want, sizeof want), t.dim,
+                      shape_string(t.sizes, t.dim, got, sizeof got));
+  for (int d = 0; d < t.dim; ++d) {
+    if (t.sizes[d] < spec.min_sizes[d] || t.sizes[d] > spec.max_sizes[d]) {
+      shape_string(t.sizes, t.dim, got, sizeof got);
+      if (spec.min_sizes[d] == spec.max_sizes[d])
+        return diag_.fail(Error::InvalidArgument, "method '%s' input %zu: shape %s, dim %d must be %lld",
+                          name_, i, got, d, static_cast<long long>(spec.max_sizes[d]));
+      return diag_.fail(Error::InvalidArgument, "method '%s' input %zu: shape %s, dim %d must be between %lld and %lld",
+                        name_, i, got, d, static_cast<long long>(spec.min_sizes[d]),
+                        static_cast<long long>(spec.max_sizes[d]));
+    }
+  }
+  if (!t.is_contiguous())
+    return diag_.fail(Error::InvalidArgument, "method '%s' input %zu: tensor must be contiguous", name_, i);
+  if (t.data == nullptr && t.numel() != 0)
+    return diag_.fail(Error::InvalidArgument, "method '%s' input %zu: data is NULL", name_, i);
+  Tensor& dst = values_[inputs_[i]].tensor;
+  dst = t;
+  dst.capacity = t.nbytes();
+  return Error::Ok;
+}
+
+// Tensors are copied into the destination's own memory (so a destination never aliases
+// read-only constants); other values are copied whole. Tags match (checked at load).
+static Error move_value(const Value& from, Value& to) {
+  if (!from.is_tensor()) {
+    to = from;
+    return Error::Ok;
+  }
+  Tensor& dst = to.tensor;
+  Error e = dst.resize(from.tensor.sizes, from.tensor.dim);
+  if (e != Error::Ok) return e;
+  if (dst.data != from.tensor.data) memmove(dst.data, from.tensor.data, from.tensor.nbytes());
+  return Error::Ok;
+}
+
+Error Method::execute() {
+  KernelContext ctx;
+  ctx.diag = &diag_;
+  ctx.temp = temp_;
+  ctx.threads = threads_;
+  for (size_t i = 0; i < inputs_.size; ++i) {
+    const Value& v = values_[inputs_[i]];
+    if (v.is_tensor() && v.tensor.data == nullptr && v.tensor.numel() != 0)
+      return diag_.fail(Error::InvalidArgument, "method '%s': input %zu was not set", name_, i);
+  }
+  for (size_t pc = 0; pc < steps_.size;) {
+    const Step& s = steps_[pc];
+    switch (s.kind) {
+      case StepKind::Kernel: {
+        diag_.clear();
+        Error e = s.fn(ctx, s.args);
+        if (temp_ != nullptr) temp_->reset();
+        if (e != Error::Ok) {
+          unbind_inputs();
+          char inner[sizeof diag_.message];
+          memcpy(inner, diag_.message, sizeof inner);
+          return diag_.fail(e, "method '%s' instruction %zu (%s): %s", name_, pc, s.op_name,
+                            inner[0] ? inner : error_name(e));
+        }
+        ++pc;
+        break;
+      }
+      case StepKind::Move: {
+        Error e = move_value(values_[s.a], values_[s.b]);
+        if (e != Error::Ok) {
+          unbind_inputs();
+          return diag_.fail(e, "method '%s' instruction %zu: move of value %u into value %u does not fit",
+                            name_, pc, s.a, s.b);
+        }
+        ++pc;
+        break;
+      }
+      case StepKind::JumpFalse:
+        pc = values_[s.a].b ? pc + 1 : s.b;
+        break;
+      case StepKind::Free:
+        ++pc;
+        break;
+    }
+  }
+  unbind_inputs();
+  return Error::Ok;
+}
+
+// Inputs are borrowed only for one execute(): forget them so a later call cannot read
+// memory the caller has released.
+void Method::unbind_inputs() {
+  for (size_t i = 0; i < inputs_.size; ++i) {
+    Value& v = values_[inputs_[i]];
+    if (v.is_tensor()) v.tensor.data = nullptr;
+  }
+}
+
+}  // namespace pocket

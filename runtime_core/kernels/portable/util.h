@@ -1,0 +1,201 @@
+// Helpers shared by the portable kernels: argument checks, broadcasting, strided iteration
+// and dtype dispatch. Nothing here allocates.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+
+#include "pocket/kernel.h"
+
+namespace pocket {
+namespace detail {
+
+// Calls f(T{}) with T the C++ type of `t`, for the dtypes kernels compute in.
+// Returns Unsupported (with a message naming `op`) for others.
+template <typename F>
+Error dispatch_dtype(KernelContext& ctx, const char* op, ScalarType t, F&& f) {
+  switch (t) {
+    case ScalarType::Float32: f(float{}); return Error::Ok;
+    case ScalarType::Float64: f(double{}); return Error::Ok;
+    case ScalarType::Int64: f(int64_t{}); return Error::Ok;
+    case ScalarType::Int32: f(int32_t{}); return Error::Ok;
+    case ScalarType::Int16: f(int16_t{}); return Error::Ok;
+    case ScalarType::Int8: f(int8_t{}); return Error::Ok;
+    case ScalarType::UInt8: f(uint8_t{}); return Error::Ok;
+    case ScalarType::Bool: f(bool{}); return Error::Ok;
+    default:
+      return ctx.fail(Error::Unsupported, "%s: dtype %s is not supported", op, scalar_type_name(t));
+  }
+}
+
+// Same, floating dtypes only.
+template <typename F>
+Error dispatch_float(KernelContext& ctx, const char* op, ScalarType t, F&& f) {
+  switch (t) {
+    case ScalarType::Float32: f(float{}); return Error::Ok;
+    case ScalarType::Float64: f(double{}); return Error::Ok;
+    default:
+      return ctx.fail(Error::Unsupported, "%s: dtype %s is not supported (float32 or float64 expected)",
+                      op, scalar_type_name(t));
+  }
+}
+
+// Reads element i (a flat index into contiguous or strided memory) as double.
+inline double load_as_double(const void* p, ScalarType t, int64_t i) {
+  switch (t) {
+    case ScalarType::Float32: return static_cast<const float*>(p)[i];
+    case ScalarType::Float64: return static_cast<const double*>(p)[i];
+    case ScalarType::Int64: return static_cast<double>(static_cast<const int64_t*>(p)[i]);
+    case ScalarType::Int32: return static_cast<const int32_t*>(p)[i];
+    case ScalarType::Int16: return static_cast<const int16_t*>(p)[i];
+    case ScalarType::Int8: return static_cast<const int8_t*>(p)[i];
+    case ScalarType::UInt8: return static_cast<const uint8_t*>(p)[i];
+    case ScalarType::Bool: return static_cast<const bool*>(p)[i] ? 1.0 : 0.0;
+    default: return 0.0;
+  }
+}
+
+inline void store_from_double(void* p, ScalarType t, int64_t i, double v) {
+  switch (t) {
+    case ScalarType::Float32: static_cast<float*>(p)[i] = static_cast<float>(v); break;
+    case ScalarType::Float64: static_cast<double*>(p)[i] = v; break;
+    case ScalarType::Int64: static_cast<int64_t*>(p)[i] = static_cast<int64_t>(v); break;
+    case ScalarType::Int32: static_cast<int32_t*>(p)[i] = static_cast<int32_t>(v); break;
+    case ScalarType::Int16: static_cast<int16_t*>(p)[i] = static_cast<int16_t>(v); break;
+    case ScalarType::Int8: static_cast<int8_t*>(p)[i] = static_cast<int8_t>(v); break;
+    case ScalarType::UInt8: static_cast<uint8_t*>(p)[i] = static_cast<uint8_t>(v); break;
+    case ScalarType::Bool: static_cast<bool*>(p)[i] = v != 0.0; break;
+    default: break;
+  }
+}
+
+// Normalizes a possibly negative dim against `dim` dims; fails with a message naming `op`.
+inline Error normalize_dim(KernelContext& ctx, const char* op, int64_t d, int dim, int* out) {
+  int64_t n = dim == 0 ? 1 : dim;  // a 0-d tensor accepts dim 0 and -1
+  if (d < -n || d >= n)
+    return ctx.fail(Error::OutOfRange, "%s: dim %lld out of range for a %d-d tensor", op,
+                    static_cast<long long>(d), dim);
+  *out = static_cast<int>(d < 0 ? d + n : d);
+  return Error::Ok;
+}
+
+// Resizes an output, failing with a message naming `op` when it exceeds planned memory.
+inline Error resize_output(KernelContext& ctx, const char* op, Tensor& out, const int64_t* sizes,
+                           int dim) {
+  Error e = out.resize(sizes, dim);
+  if (e == Error::Ok) return e;
+  char buf[128];
+  return ctx.fail(e, "%s: output shape %s does not fit its planned %zu bytes", op,
+                  shape_string(sizes, dim, buf, sizeof buf), out.capacity);
+}
+
+inline Error expect_dtype(KernelContext& ctx, const char* op, const char* arg, const Tensor& t,
+                          ScalarType want) {
+  if (t.dtype == want) return Error::Ok;
+  return ctx.fail(Error::InvalidArgument, "%s: %s has dtype %s, expected %s", op, arg,
+                  scalar_type_name(t.dtype), scalar_type_name(want));
+}
+
+// Broadcasts the shapes of `n` tensors (numpy rules) into out_sizes/out_dim.
+Error broadcast_shapes(KernelContext& ctx, const char* op, const Tensor* const* ts, int n,
+                       int64_t* out_sizes, int* out_dim);
+
+// Strides of `t` viewed with `dim` dims of `sizes` (right-aligned), 0 on broadcast dims.
+void broadcast_strides(const Tensor& t, const int64_t* sizes, int dim, int64_t* strides);
+
+// Visits every element of a `dim`-d index space of `sizes` in row-major order, calling
+// f(offsets) with offsets[k] = element offset into input k (strides[k] in elements).
+template <int N, typename F>
+void for_each_offset(const int64_t* sizes, int dim, const int64_t (*strides)[kMaxDim], F&& f) {
+  for (int d = 0; d < dim; ++d)
+    if (sizes[d] == 0) return;
+  int64_t idx[kMaxDim] = {0};
+  int64_t off[N] = {0};
+  int64_t inner = dim == 0 ? 1 : sizes[dim - 1];
+  int64_t inner_stride[N];
+  for (int k = 0; k < N; ++k) inner_stride[k] = dim == 0 ? 0 : strides[k][dim - 1];
+  while (true) {
+    int64_t o[N];
+    for (int k = 0; k < N; ++k) o[k] = off[k];
+    for (int64_t i = 0; i < inner; ++i) {
+      f(static_cast<const int64_t*>(o));
+      for (int k = 0; k < N; ++k) o[k] += inner_stride[k];
+    }
+    int d = dim - 2;
+    for (; d >= 0; --d) {
+      ++idx[d];
+      for (int k = 0; k < N; ++k) off[k] += strides[k][d];
+      if (idx[d] < sizes[d]) break;
+      for (int k = 0; k < N; ++k) off[k] -= strides[k][d] * sizes[d];
+      idx[d] = 0;
+    }
+    if (d < 0) return;
+  }
+}
+
+// Elementwise op over broadcast inputs: out[i] = f(a[i], b[i]) computed in double, or in
+// T when every tensor has dtype T (the fast path). Resizes `out` to the broadcast shape.
+template <typename F>
+Error binary_elementwise(KernelContext& ctx, const char* op, const Tensor& a, const Tensor& b,
+                         Tensor& out, F&& f);
+
+// Unary elementwise op in the output dtype (float kernels: float32 or float64).
+template <typename F>
+Error unary_float(KernelContext& ctx, const char* op, const Tensor& in, Tensor& out, F&& f) {
+  if (in.dtype != out.dtype)
+    return ctx.fail(Error::InvalidArgument, "%s: input dtype %s differs from output dtype %s", op,
+                    scalar_type_name(in.dtype), scalar_type_name(out.dtype));
+  Error e = resize_output(ctx, op, out, in.sizes, in.dim);
+  if (e != Error::Ok) return e;
+  int64_t strides[1][kMaxDim];
+  for (int d = 0; d < in.dim; ++d) strides[0][d] = in.strides[d];
+  return dispatch_float(ctx, op, in.dtype, [&](auto tag) {
+    using T = decltype(tag);
+    const T* x = in.data_as<T>();
+    T* y = out.data_as<T>();
+    if (in.is_contiguous()) {
+      int64_t n = in.numel();
+      for (int64_t i = 0; i < n; ++i) y[i] = static_cast<T>(f(x[i]));
+      return;
+    }
+    int64_t i = 0;
+    for_each_offset<1>(in.sizes, in.dim, strides,
+                       [&](const int64_t* o) { y[i++] = static_cast<T>(f(x[o[0]])); });
+  });
+}
+
+template <typename F>
+Error binary_elementwise(KernelContext& ctx, const char* op, const Tensor& a, const Tensor& b,
+                         Tensor& out, F&& f) {
+  const Tensor* ins[2] = {&a, &b};
+  int64_t sizes[kMaxDim];
+  int dim = 0;
+  Error e = broadcast_shapes(ctx, op, ins, 2, sizes, &dim);
+  if (e != Error::Ok) return e;
+  e = resize_output(ctx, op, out, sizes, dim);
+  if (e != Error::Ok) return e;
+  int64_t strides[2][kMaxDim];
+  broadcast_strides(a, sizes, dim, strides[0]);
+  broadcast_strides(b, sizes, dim, strides[1]);
+  int64_t i = 0;
+  if (a.dtype == out.dtype && b.dtype == out.dtype) {
+    return dispatch_dtype(ctx, op, out.dtype, [&](auto tag) {
+      using T = decltype(tag);
+      const T* x = a.data_as<T>();
+      const T* y = b.data_as<T>();
+      T* z = out.data_as<T>();
+      for_each_offset<2>(sizes, dim, strides, [&](const int64_t* o) {
+        z[i++] = static_cast<T>(f(x[o[0]], y[o[1]]));
+      });
+    });
+  }
+  for_each_offset<2>(sizes, dim, strides, [&](const int64_t* o) {
+    double r = f(load_as_double(a.data, a.dtype, o[0]), load_as_double(b.data, b.dtype, o[1]));
+    store_from_double(out.data, out.dtype, i++, r);
+  });
+  return Error::Ok;
+}
+
+}  // namespace detail
+}  // namespace pocket
