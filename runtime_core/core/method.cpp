@@ -143,6 +143,20 @@ struct TensorCheck {
   }
 };
 
+// Kernel outputs must be planned memory: never constants (maybe mapped read-only) or
+// caller-owned inputs. Tensor-list outputs are checked item by item.
+bool is_writable(const fb::Method* m, uint32_t idx) {
+  const fb::Value* v = m->values()->Get(idx);
+  if (const fb::Tensor* t = v->kind_as_Tensor())
+    return t->location() == fb::Location::Arena || t->location() == fb::Location::Buffer;
+  if (const fb::TensorList* list = v->kind_as_TensorList()) {
+    if (list->items() == nullptr) return true;
+    for (uint32_t item : *list->items())
+      if (!is_writable(m, item)) return false;  // items were checked to be tensors
+  }
+  return true;
+}
+
 }  // namespace
 
 Error Method::load_values(const Program& program, const void* fbm, const MethodMemory& memory,
@@ -266,13 +280,10 @@ Error Method::load_steps(const void* fbm, const MethodMemory& memory, Diag& diag
                              "method '%s' instruction %u (%s): argument %u (value %u) is %s, expected kind '%c'",
                              name_, pc, k->name, a, idx,
                              idx < values_.size ? value_tag_name(values_[idx].tag) : "out of range", k->signature[c]);
-          if (output && values_[idx].is_tensor()) {
-            auto loc = m->values()->Get(idx)->kind_as_Tensor()->location();
-            if (loc != fb::Location::Arena && loc != fb::Location::Buffer)
-              return diag.fail(Error::InvalidProgram,
-                               "method '%s' instruction %u (%s): output value %u is not writable memory",
-                               name_, pc, k->name, idx);
-          }
+          if (output && !is_writable(m, idx))
+            return diag.fail(Error::InvalidProgram,
+                             "method '%s' instruction %u (%s): output value %u is not writable memory",
+                             name_, pc, k->name, idx);
           step.args[a] = &values_[idx];
         }
         break;

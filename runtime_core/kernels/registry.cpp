@@ -1,4 +1,4 @@
-// The portable kernel table (generated from kernels.txt).
+// The portable kernel table (generated from tables/*.txt).
 #include "pocket/kernel.h"
 
 namespace pocket {

@@ -76,7 +76,7 @@ struct KernelEntry {
   KernelFn fn;
 };
 
-// The portable kernels, sorted by name. Generated from runtime_core/kernels/kernels.txt.
+// The portable kernels, sorted by name. Generated from runtime_core/kernels/tables/*.txt.
 Span<const KernelEntry> portable_kernels();
 
 // Looks `name` ("aten::add") and `overload` ("Tensor", or "" / "default") up in `table`.

@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Builds the native code into BUILD_DIR (default build/dev) and assembles an importable
+# `pocket` package there from symlinks to the sources, for parallel development without
+# `pip install`:
+#   scripts/dev_build.sh build/mine && PYTHONPATH=build/mine/python python -m pytest tests/kernels
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+build=$(realpath -m "${1:-$root/build/dev}")
+cmake -S "$root" -B "$build" -G Ninja -DPOCKET_BUILD_PYTHON=ON -DPOCKET_BUILD_TESTS=ON \
+  -Dpybind11_DIR="$(python3 -m pybind11 --cmakedir)" >/dev/null
+ninja -C "$build" >/dev/null
+pkg="$build/python/pocket"
+mkdir -p "$pkg"
+for f in "$root"/bindings/python/pocket/*; do ln -sfn "$f" "$pkg/$(basename "$f")"; done
+ln -sfn "$root/exporter" "$pkg/exporter"
+ln -sfn "$root/schema/generated/python/pocket/fb" "$pkg/fb"
+[ -d "$root/llm_runner/python" ] && ln -sfn "$root/llm_runner/python" "$pkg/llm"
+ln -sfn "$build"/_native*.so "$pkg/"
+echo "PYTHONPATH=$build/python"

@@ -1,0 +1,99 @@
+"""Runs one portable kernel on torch values and compares it with the ATen op.
+
+    check("aten::add.Tensor", [a, b, 2.0])                 # calls torch.ops.aten.add.Tensor
+    check("aten::gelu", [x, "tanh"], rtol=1e-5, atol=1e-6)
+
+Arguments are passed positionally in ATen schema order (defaults included). Tensors may be
+non-contiguous (transposed, sliced): the kernel sees their strides. Lists of floats or bools
+must be wrapped as floats([...]) / bools([...]); dtypes as dtype(torch.float32).
+"""
+
+import numpy as np
+import torch
+
+from pocket import _native
+
+POCKET_DTYPES = {
+    torch.float32: 0, torch.float16: 1, torch.bfloat16: 2, torch.float64: 3, torch.int8: 4,
+    torch.uint8: 5, torch.int16: 6, torch.int32: 7, torch.int64: 8, torch.bool: 9,
+}
+
+
+class floats(list):
+    pass
+
+
+class bools(list):
+    pass
+
+
+class dtype:
+    def __init__(self, t):
+        self.t = t
+
+
+def to_native(x):
+    if isinstance(x, torch.Tensor):
+        return x.detach().numpy()  # keeps strides
+    if isinstance(x, floats):
+        return ("floats", [float(v) for v in x])
+    if isinstance(x, bools):
+        return ("bools", [bool(v) for v in x])
+    if isinstance(x, dtype):
+        return POCKET_DTYPES[x.t]
+    if isinstance(x, (list, tuple)):
+        return [to_native(v) for v in x]
+    return x
+
+
+def to_torch(x):
+    if isinstance(x, (floats, bools)):
+        return list(x)
+    if isinstance(x, dtype):
+        return x.t
+    if isinstance(x, (list, tuple)) and not isinstance(x, torch.Tensor):
+        return [to_torch(v) for v in x]
+    return x
+
+
+def op_of(name):
+    ns, rest = name.split("::")
+    op, _, overload = rest.partition(".")
+    return getattr(getattr(getattr(torch.ops, ns), op), overload or "default")
+
+
+def call_aten(name, args):
+    """Calls the ATen op with args in schema order (keyword-only ones passed by keyword)."""
+    op = op_of(name)
+    pos, kw = [], {}
+    for spec, a in zip(op._schema.arguments, args):
+        if spec.kwarg_only:
+            kw[spec.name] = to_torch(a)
+        else:
+            pos.append(to_torch(a))
+    return op(*pos, **kw)
+
+
+def run(name, args, expected):
+    """Runs kernel `name` with outputs shaped like `expected` (a tensor or tuple of tensors)."""
+    outs = list(expected) if isinstance(expected, (tuple, list)) else [expected]
+    buffers = [np.zeros(o.shape, dtype=o.detach().numpy().dtype) for o in outs]
+    got = _native.run_kernel(name, [to_native(a) for a in args], buffers)
+    return [torch.from_numpy(np.asarray(g)) for g in got]
+
+
+def check(name, args, rtol=1e-5, atol=1e-5, expected=None):
+    """Asserts the kernel matches the ATen op (or `expected`) on `args`."""
+    if expected is None:
+        expected = call_aten(name, args)
+    got = run(name, args, expected)
+    want = list(expected) if isinstance(expected, (tuple, list)) else [expected]
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        assert tuple(g.shape) == tuple(w.shape), f"{name}: shape {tuple(g.shape)} != {tuple(w.shape)}"
+        assert g.dtype == w.dtype, f"{name}: dtype {g.dtype} != {w.dtype}"
+        if w.dtype.is_floating_point:
+            torch.testing.assert_close(g, w, rtol=rtol, atol=atol, equal_nan=True)
+        else:
+            assert torch.equal(g, w), f"{name}: {g} != {w}"
+    return got
