@@ -89,17 +89,21 @@ py::dict spec_dict(const pocket::TensorSpec& s) {
 
 class PyModule {
  public:
-  PyModule(const std::string& path, bool mmap) {
+  static PyModule from_file(const std::string& path, bool mmap) {
+    PyModule m;
     std::string message;
     Error e = pocket::Module::load_file(path, mmap ? pocket::FileData::Mode::Mmap : pocket::FileData::Mode::Read,
-                                        &module_, &message);
+                                        &m.module_, &message);
     if (e != Error::Ok) raise(e, message);
+    return m;
   }
-  explicit PyModule(const py::bytes& data) {
+  static PyModule from_bytes(const py::bytes& data) {
+    PyModule m;
     std::string message;
     std::string_view view = data;
-    Error e = pocket::Module::load_buffer(view.data(), view.size(), &module_, &message);
+    Error e = pocket::Module::load_buffer(view.data(), view.size(), &m.module_, &message);
     if (e != Error::Ok) raise(e, message);
+    return m;
   }
 
   std::vector<std::string> method_names() const {
@@ -331,8 +335,8 @@ py::list run_kernel(const std::string& name, py::list inputs, py::list outputs) 
 PYBIND11_MODULE(_native, m) {
   m.doc() = "Pocket runtime (C++), used by pocket.load(); imports no torch.";
   py::class_<PyModule>(m, "Module")
-      .def(py::init<const std::string&, bool>(), py::arg("path"), py::arg("mmap") = true)
-      .def(py::init<const py::bytes&>(), py::arg("data"))
+      .def_static("from_file", &PyModule::from_file, py::arg("path"), py::arg("mmap") = true)
+      .def_static("from_bytes", &PyModule::from_bytes, py::arg("data"))
       .def("method_names", &PyModule::method_names)
       .def("metadata", &PyModule::metadata)
       .def("method_info", &PyModule::method_info)

@@ -29,7 +29,7 @@ def load(path: str | os.PathLike, mmap: bool = True) -> "Module":
         PocketError: missing file (NOT_FOUND), malformed file (INVALID_PROGRAM), unsupported
             format version or op (UNSUPPORTED).
     """
-    return Module(_native.Module(os.fspath(path), mmap))
+    return Module(_native.Module.from_file(os.fspath(path), mmap))
 
 
 class Module:
@@ -44,7 +44,7 @@ class Module:
     @classmethod
     def from_bytes(cls, data: bytes) -> "Module":
         """Loads a program from memory (the bytes are copied)."""
-        return cls(_native.Module(bytes(data)))
+        return cls(_native.Module.from_bytes(bytes(data)))
 
     def method_info(self, method: str = "forward") -> dict:
         """Inputs and outputs (dtype, min_shape, max_shape) and arena sizes of a method."""

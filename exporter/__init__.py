@@ -1,0 +1,14 @@
+"""pocket.exporter: PyTorch model -> .pocket program.
+
+Stages, in pipeline order (one file each):
+    capture.py     torch.export with dynamic shapes, lifted into a MethodGraph
+    decompose.py   core ATen (keeping ops Pocket runs whole, e.g. linear)
+    passes/        BatchNorm folding, constant folding, op-support check
+    plan.py        memory planning (lifetimes -> arena offsets)
+    emit.py        values and instructions of each method
+    serialize.py   flatbuffer + aligned segments -> bytes
+"""
+
+from pocket.exporter.export import ExportError, Program, export
+
+__all__ = ["export", "Program", "ExportError"]

@@ -1,0 +1,124 @@
+"""Stage 1: capture a method with torch.export and lift it into a MethodGraph.
+
+A MethodGraph is the exporter's working form of one method: the fx graph after export, with
+parameters and constant buffers turned into `constants` (node name -> tensor), mutated
+buffers into `buffers` (node name -> fully qualified buffer name) and the user-visible
+inputs/outputs listed in order.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import torch
+from torch.export import ExportedProgram
+from torch.export.graph_signature import InputKind, OutputKind
+
+from pocket.exporter.errors import ExportError
+
+
+@dataclasses.dataclass
+class MethodGraph:
+    name: str
+    graph: torch.fx.Graph
+    constants: dict[str, torch.Tensor]      # placeholder name -> value
+    buffers: dict[str, str]                 # placeholder name -> buffer FQN (mutated buffers)
+    buffer_values: dict[str, torch.Tensor]  # buffer FQN -> initial value
+    mutations: list[tuple[str, torch.fx.Node]]  # (buffer FQN, node holding its new value)
+    inputs: list[torch.fx.Node]
+    outputs: list               # fx nodes, or Python constants
+    input_spec: dict
+    output_spec: dict
+    ranges: dict                # sympy symbol -> ValueRanges (dynamic dim bounds)
+
+    def add_constant(self, name: str, value: torch.Tensor) -> torch.fx.Node:
+        """A new constant placeholder (placeholders stay first in the graph)."""
+        with self.graph.inserting_before(next(iter(self.graph.nodes))):
+            node = self.graph.placeholder(name)
+        node.meta["val"] = value
+        self.constants[node.name] = value
+        return node
+
+
+def capture(name: str, fn, example_inputs: tuple, dynamic_shapes=None) -> ExportedProgram:
+    """torch.export of `fn` (an nn.Module or a callable) on `example_inputs`."""
+    if not isinstance(example_inputs, tuple):
+        example_inputs = (example_inputs,)
+    module = fn if isinstance(fn, torch.nn.Module) else _CallableModule(fn)
+    module.eval()
+    try:
+        with torch.no_grad():
+            return torch.export.export(module, example_inputs, dynamic_shapes=dynamic_shapes, strict=False)
+    except Exception as e:  # torch raises many types here; keep its message, name the method
+        raise ExportError(f"torch.export failed for method '{name}': {e}") from e
+
+
+class _CallableModule(torch.nn.Module):
+    def __init__(self, fn):
+        super().__init__()
+        self.fn = fn
+
+    def forward(self, *args):
+        return self.fn(*args)
+
+
+def lift(name: str, ep: ExportedProgram) -> MethodGraph:
+    """Splits an ExportedProgram's placeholders into constants, buffers and user inputs."""
+    sig = ep.graph_signature
+    graph = ep.graph_module.graph
+    placeholders = {n.name: n for n in graph.nodes if n.op == "placeholder"}
+    mutated = {spec.target for spec in sig.output_specs if spec.kind == OutputKind.BUFFER_MUTATION}
+    constants, buffers, buffer_values, inputs = {}, {}, {}, []
+    for spec in sig.input_specs:
+        node = placeholders[spec.arg.name]
+        if spec.kind == InputKind.USER_INPUT:
+            if not isinstance(node.meta.get("val"), torch.Tensor):
+                raise ExportError(
+                    f"method '{name}': input '{node.name}' is not a tensor; Pocket methods take tensors "
+                    "(pass numbers as 0-d tensors)")
+            inputs.append(node)
+        elif spec.kind == InputKind.BUFFER and spec.target in mutated:
+            buffers[node.name] = spec.target
+            buffer_values[spec.target] = _state(ep, spec.target)
+        elif spec.kind in (InputKind.PARAMETER, InputKind.BUFFER, InputKind.CONSTANT_TENSOR):
+            constants[node.name] = _state(ep, spec.target).detach()
+        else:
+            raise ExportError(f"method '{name}': unsupported input kind {spec.kind.name} ('{node.name}')")
+
+    output_node = next(n for n in graph.nodes if n.op == "output")
+    values = list(output_node.args[0])
+    mutations, outputs = [], []
+    for spec, value in zip(sig.output_specs, values):
+        if spec.kind == OutputKind.BUFFER_MUTATION:
+            mutations.append((spec.target, value))
+        elif spec.kind == OutputKind.USER_OUTPUT:
+            outputs.append(value)
+        else:
+            raise ExportError(f"method '{name}': unsupported output kind {spec.kind.name} "
+                              "(is the model mutating an input in place?)")
+    return MethodGraph(
+        name=name, graph=graph, constants=constants, buffers=buffers, buffer_values=buffer_values,
+        mutations=mutations, inputs=inputs, outputs=outputs,
+        input_spec=tree_spec_json(ep.call_spec.in_spec.child(0)) if ep.call_spec.in_spec else {"type": "tuple", "children": []},
+        output_spec=tree_spec_json(ep.call_spec.out_spec),
+        ranges=dict(ep.range_constraints))
+
+
+def _state(ep: ExportedProgram, target: str) -> torch.Tensor:
+    if target in ep.state_dict:
+        return ep.state_dict[target]
+    return ep.constants[target]
+
+
+def tree_spec_json(spec) -> dict:
+    """A pytree spec as JSON: {"type": "leaf"|"tuple"|"list"|"dict", "children": [...]}."""
+    if spec.is_leaf():
+        return {"type": "leaf"}
+    children = [tree_spec_json(c) for c in spec.children()]
+    if spec.type is dict:
+        return {"type": "dict", "keys": list(spec.context), "children": children}
+    if spec.type is list:
+        return {"type": "list", "children": children}
+    if spec.type is tuple or (isinstance(spec.type, type) and issubclass(spec.type, tuple)):
+        return {"type": "tuple", "children": children}
+    raise ExportError(f"unsupported input/output container {spec.type!r}: use tensors, tuples, lists or dicts")

@@ -1,0 +1,317 @@
+"""Stage 5: emit a method's value table and instruction list (flatbuffers object API).
+
+Every graph value becomes an entry of the value table: tensors (inputs, constants, mutable
+buffers, planned activations), ints (constants and symbolic sizes), lists and so on. Each op
+becomes a KernelCall whose args are value indices in ATen schema order, then its outputs.
+Planned tensors get their arena offsets afterwards from plan.py.
+"""
+
+from __future__ import annotations
+
+import json
+import operator
+
+import torch
+from torch.utils._sympy.value_ranges import bound_sympy
+
+from pocket.exporter.capture import MethodGraph
+from pocket.exporter.errors import ExportError, source_line
+from pocket.exporter.ops import SYM_OPS, op_name, split_name
+from pocket.exporter.supported_ops import SUPPORTED_OPS
+from pocket.fb import (BoolListT, BoolT, DoubleListT, DoubleT, Instruction, IntListT, IntT, KernelCallT,
+                       KeyValueT, Location, MethodT, MoveT, NullT, OperatorT, OptionalTensorListT, StepT,
+                       StringT, TensorListT, TensorT, ValueKind, ValueT)
+from pocket.fb import ScalarType as FbScalarType
+
+DTYPES = {
+    torch.float32: FbScalarType.Float32, torch.float16: FbScalarType.Float16,
+    torch.bfloat16: FbScalarType.BFloat16, torch.float64: FbScalarType.Float64,
+    torch.int8: FbScalarType.Int8, torch.uint8: FbScalarType.UInt8, torch.int16: FbScalarType.Int16,
+    torch.int32: FbScalarType.Int32, torch.int64: FbScalarType.Int64, torch.bool: FbScalarType.Bool,
+}
+
+# Arguments that only matter to eager PyTorch (where a tensor lives, its layout).
+IGNORED_ARGS = {"layout", "device", "pin_memory", "memory_format", "generator", "non_blocking"}
+
+
+def pocket_dtype(dtype: torch.dtype, what: str) -> int:
+    if dtype not in DTYPES:
+        raise ExportError(f"{what}: dtype {dtype} is not supported by Pocket")
+    return DTYPES[dtype]
+
+
+class MethodEmitter:
+    """Builds one MethodT. `segments` and `buffers` are the program-wide tables (shared)."""
+
+    def __init__(self, mg: MethodGraph, add_segment, buffer_index):
+        self.mg = mg
+        self.add_segment = add_segment      # (tensor) -> segment index
+        self.buffer_index = buffer_index    # (fqn, tensor) -> buffer index
+        self.values: list[ValueT] = []
+        self.node_value: dict[torch.fx.Node, object] = {}  # int index, or list for multi-output
+        self.int_cache: dict[tuple, int] = {}
+        self.operators: dict[str, int] = {}
+        self.steps: list[StepT] = []
+        self.planned: list[int] = []        # value indices of arena tensors
+
+    # ---- values -----------------------------------------------------------------------------
+
+    def add_value(self, kind: int, obj) -> int:
+        v = ValueT()
+        v.kindType, v.kind = kind, obj
+        self.values.append(v)
+        return len(self.values) - 1
+
+    def scalar(self, kind: int, cls, value) -> int:
+        key = (kind, type(value), value)
+        if key not in self.int_cache:
+            obj = cls()
+            if obj is not None and value is not None:
+                obj.value = value
+            self.int_cache[key] = self.add_value(kind, obj)
+        return self.int_cache[key]
+
+    def wrapped_number(self, value) -> int:
+        """A 0-d constant tensor for a number passed as a Tensor argument (as torch wraps it)."""
+        t = torch.tensor(value, dtype=torch.bool if isinstance(value, bool) else
+                         torch.int64 if isinstance(value, int) else torch.float32)
+        return self.tensor(t, f"number {value!r}", Location.Constant, self.add_segment(t))
+
+    def none(self) -> int:
+        return self.scalar(ValueKind.Null, NullT, None)
+
+    def int_value(self, v) -> int:
+        if isinstance(v, torch.fx.Node):
+            return self.node_value[v]
+        if isinstance(v, bool) or not isinstance(v, int):
+            raise ExportError(f"method '{self.mg.name}': expected an int, got {v!r}")
+        return self.scalar(ValueKind.Int, IntT, int(v))
+
+    def tensor(self, fake: torch.Tensor, what: str, location=Location.None_, index=0) -> int:
+        t = TensorT()
+        t.dtype = pocket_dtype(fake.dtype, what)
+        bounds = [self.dim_bounds(s, what, d) for d, s in enumerate(fake.shape)]
+        t.sizes = [hi for _, hi in bounds]
+        if any(lo != hi for lo, hi in bounds):
+            t.minSizes = [lo for lo, _ in bounds]
+        numel = 1
+        for s in t.sizes:
+            numel *= s
+        t.nbytes = numel * fake.element_size()
+        t.location, t.index, t.offset = location, index, 0
+        idx = self.add_value(ValueKind.Tensor, t)
+        if location == Location.Arena:
+            self.planned.append(idx)
+        return idx
+
+    def dim_bounds(self, s, what: str, d: int) -> tuple[int, int]:
+        if isinstance(s, int):
+            return s, s
+        r = bound_sympy(s.node.expr, self.mg.ranges)
+        if not r.upper.is_finite:
+            raise ExportError(f"{what}: dim {d} ({s}) has no upper bound; give the dynamic dim a max, "
+                              "e.g. torch.export.Dim('batch', max=64)")
+        return max(int(r.lower), 0) if r.lower.is_finite else 0, int(r.upper)
+
+    # ---- graph walk ---------------------------------------------------------------------------
+
+    def emit(self) -> MethodT:
+        mg = self.mg
+        for node in mg.graph.nodes:
+            if node.op == "placeholder":
+                self.node_value[node] = self.placeholder(node)
+            elif node.op == "call_function":
+                self.call(node)
+            elif node.op != "output":
+                raise ExportError(f"method '{mg.name}': unexpected graph node {node.op} '{node.name}'")
+        outputs = [self.output_value(i, v) for i, v in enumerate(mg.outputs)]
+        buffer_nodes = {mg.buffers[n.name]: n for n in mg.graph.nodes if n.name in mg.buffers}
+        for fqn, node in mg.mutations:  # write each mutated buffer's new value back
+            src, dst = self.node_value[node], self.node_value[buffer_nodes[fqn]]
+            if src != dst:
+                self.move(src, dst)
+        m = MethodT()
+        m.name = mg.name
+        m.values = self.values
+        m.inputs = [self.node_value[n] for n in mg.inputs]
+        m.outputs = outputs
+        m.steps = self.steps
+        m.operators = []
+        for full in self.operators:
+            op = OperatorT()
+            op.name, op.overload = split_name(full)
+            m.operators.append(op)
+        m.metadata = [_kv("input_spec", json.dumps(mg.input_spec)), _kv("output_spec", json.dumps(mg.output_spec))]
+        return m
+
+    def placeholder(self, node) -> int:
+        mg = self.mg
+        if node.name in mg.constants:
+            value = mg.constants[node.name]
+            return self.tensor(value, f"constant '{node.name}'", Location.Constant, self.add_segment(value))
+        if node.name in mg.buffers:
+            fqn = mg.buffers[node.name]
+            index = self.buffer_index(fqn, mg.buffer_values[fqn])
+            return self.tensor(node.meta["val"], f"buffer '{fqn}'", Location.Buffer, index)
+        return self.tensor(node.meta["val"], f"input '{node.name}'", Location.None_)
+
+    def output_value(self, i: int, v) -> int:
+        if not isinstance(v, torch.fx.Node) or not isinstance(self.node_value.get(v), int):
+            raise ExportError(f"method '{self.mg.name}': output {i} is {v!r}, not a tensor; return tensors")
+        idx = self.node_value[v]
+        t = self.values[idx].kind
+        if not isinstance(t, TensorT):
+            raise ExportError(f"method '{self.mg.name}': output {i} is not a tensor")
+        if t.location != Location.Arena:  # an input, constant or buffer: copy it out
+            dst = self.tensor(v.meta["val"], f"output {i}", Location.Arena)
+            self.move(idx, dst)
+            return dst
+        return idx
+
+    def move(self, src: int, dst: int) -> None:
+        mv = MoveT()
+        mv.from_, mv.to = src, dst
+        self.step(Instruction.Move, mv)
+
+    def step(self, kind: int, obj) -> None:
+        s = StepT()
+        s.instructionType, s.instruction = kind, obj
+        self.steps.append(s)
+
+    def call(self, node) -> None:
+        if node.target is operator.getitem:
+            parent, k = node.args
+            self.node_value[node] = self.node_value[parent][k]
+            return
+        name = op_name(node.target)
+        if name not in SUPPORTED_OPS:  # check_support ran before; this guards direct callers
+            raise ExportError(f"unsupported op {name} at {source_line(node)}")
+        if node.target in SYM_OPS:
+            args = [self.int_value(a) for a in node.args]
+            out_kind = SUPPORTED_OPS[name].split(">")[1]
+            out = self.scalar_output(out_kind, node)
+            self.kernel(name, args + [out])
+            self.node_value[node] = out
+            return
+        schema = node.target._schema
+        args = [self.encode(a, self.arg_of(node, i, a), node) for i, a in enumerate(schema.arguments)]
+        outs = self.outputs_for(node, schema)
+        flat_outs = []
+        for o in outs:
+            flat_outs.append(o[0] if isinstance(o, tuple) else o)
+        self.kernel(name, args + flat_outs)
+        if len(schema.returns) == 1:
+            o = outs[0]
+            self.node_value[node] = o[1] if isinstance(o, tuple) else o
+        else:
+            self.node_value[node] = outs
+
+    def arg_of(self, node, i: int, spec):
+        if i < len(node.args):
+            return node.args[i]
+        if spec.name in node.kwargs:
+            return node.kwargs[spec.name]
+        return spec.default_value if spec.has_default_value() else None
+
+    def outputs_for(self, node, schema) -> list:
+        """Values for each return: a tensor index, an int index, or (list index, item indices)."""
+        val = node.meta.get("val")
+        vals = list(val) if len(schema.returns) > 1 else [val]
+        outs = []
+        for r, v in zip(schema.returns, vals):
+            rtype = str(r.real_type)
+            what = f"{op_name(node.target)} output ({source_line(node)})"
+            if rtype == "Tensor":
+                outs.append(self.tensor(v, what, Location.Arena))
+            elif rtype == "List[Tensor]":
+                items = [self.tensor(t, what, Location.Arena) for t in v]
+                lst = TensorListT()
+                lst.items = items
+                outs.append((self.add_value(ValueKind.TensorList, lst), items))
+            elif rtype in ("int", "SymInt"):
+                outs.append(self.scalar_output("i", node))
+            elif rtype == "bool":
+                outs.append(self.scalar_output("b", node))
+            else:
+                raise ExportError(f"{what}: unsupported return type {rtype}")
+        return outs
+
+    def scalar_output(self, kind: str, node) -> int:
+        if kind == "b":
+            obj = BoolT()
+            return self.add_value(ValueKind.Bool, obj)
+        obj = IntT()
+        return self.add_value(ValueKind.Int, obj)
+
+    def kernel(self, name: str, args: list[int]) -> None:
+        call = KernelCallT()
+        call.op = self.operators.setdefault(name, len(self.operators))
+        call.args = args
+        self.step(Instruction.KernelCall, call)
+
+    # ---- argument encoding by schema type ------------------------------------------------------
+
+    def encode(self, spec, value, node) -> int:
+        t = str(spec.real_type)
+        optional = t.startswith("Optional[")
+        base = t[len("Optional["):-1] if optional else t
+        if spec.name in IGNORED_ARGS or base in ("Layout", "Device", "MemoryFormat", "Generator"):
+            return self.none()
+        if value is None:
+            if base == "str":
+                return self.scalar(ValueKind.String, StringT, "")
+            if not optional:
+                raise ExportError(f"{op_name(node.target)}: argument '{spec.name}' is None ({source_line(node)})")
+            return self.none()
+        if base == "Tensor":
+            if isinstance(value, (bool, int, float)):  # a Python number where ATen wants a tensor
+                return self.wrapped_number(value)
+            return self.node_value[value]
+        if base in ("int", "SymInt"):
+            return self.int_value(value)
+        if base == "ScalarType":
+            return self.int_value(int(pocket_dtype(value, f"{op_name(node.target)} dtype")))
+        if base.startswith("List[") and ("int" in base or "SymInt" in base):
+            lst = IntListT()
+            lst.items = [self.int_value(v) for v in value]
+            return self.add_value(ValueKind.IntList, lst)
+        if base == "float":
+            return self.scalar(ValueKind.Double, DoubleT, float(value))
+        if base == "bool":
+            return self.scalar(ValueKind.Bool, BoolT, bool(value))
+        if base in ("number", "Scalar"):
+            if optional:  # optional scalars are passed as doubles (kernel signature 'g')
+                return self.scalar(ValueKind.Double, DoubleT, float(value))
+            if isinstance(value, bool):
+                return self.scalar(ValueKind.Bool, BoolT, value)
+            if isinstance(value, int):
+                return self.scalar(ValueKind.Int, IntT, value)
+            if isinstance(value, torch.fx.Node):
+                return self.int_value(value)
+            return self.scalar(ValueKind.Double, DoubleT, float(value))
+        if base == "str":
+            return self.scalar(ValueKind.String, StringT, str(value))
+        if base == "List[Tensor]":
+            lst = TensorListT()
+            lst.items = [self.node_value[v] for v in value]
+            return self.add_value(ValueKind.TensorList, lst)
+        if base == "List[Optional[Tensor]]":
+            lst = OptionalTensorListT()
+            lst.items = [-1 if v is None else self.node_value[v] for v in value]
+            return self.add_value(ValueKind.OptionalTensorList, lst)
+        if base == "List[float]":
+            lst = DoubleListT()
+            lst.items = [float(v) for v in value]
+            return self.add_value(ValueKind.DoubleList, lst)
+        if base == "List[bool]":
+            lst = BoolListT()
+            lst.items = [bool(v) for v in value]
+            return self.add_value(ValueKind.BoolList, lst)
+        raise ExportError(f"{op_name(node.target)}: argument '{spec.name}' has unsupported type {t} "
+                          f"({source_line(node)})")
+
+
+def _kv(key: str, value: str) -> KeyValueT:
+    kv = KeyValueT()
+    kv.key, kv.value = key, value
+    return kv

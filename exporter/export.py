@@ -1,0 +1,162 @@
+"""pocket.export(): the whole pipeline, capture -> decompose -> passes -> emit -> plan -> serialize."""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import tempfile
+from typing import Any, Callable
+
+import torch
+
+from pocket.exporter.capture import capture, lift
+from pocket.exporter.decompose import decompose
+from pocket.exporter.emit import MethodEmitter, _kv, pocket_dtype
+from pocket.exporter.errors import ExportError
+from pocket.exporter.passes import run_passes
+from pocket.exporter.plan import plan
+from pocket.exporter.serialize import serialize
+from pocket.fb import MutableBufferT, ProgramT
+
+log = logging.getLogger("pocket.export")
+
+
+class Program:
+    """An exported program: the bytes of a .pocket file plus a summary of what is in it."""
+
+    def __init__(self, data: bytes, summary: dict):
+        self.data = data
+        self.summary = summary
+
+    @property
+    def method_names(self) -> list[str]:
+        return list(self.summary["methods"])
+
+    def save(self, path: str | os.PathLike) -> None:
+        """Writes the program to `path` (atomically: a crash never leaves half a file)."""
+        path = os.fspath(path)
+        folder = os.path.dirname(os.path.abspath(path))
+        fd, tmp = tempfile.mkstemp(dir=folder, prefix=".pocket-", suffix=".tmp")
+        try:
+            with os.fdopen(fd, "wb") as f:
+                f.write(self.data)
+            os.replace(tmp, path)
+        except BaseException:
+            os.unlink(tmp)
+            raise
+
+    def load(self):
+        """The program loaded in the runtime (a pocket.Module), without touching disk."""
+        from pocket.runtime import Module
+
+        return Module.from_bytes(self.data)
+
+    def __len__(self) -> int:
+        return len(self.data)
+
+    def __repr__(self) -> str:
+        return f"pocket.Program({len(self.data)} bytes, methods={self.method_names})"
+
+
+class _ProgramBuilder:
+    """Program-wide tables shared by all methods: constant segments (deduplicated by
+    content) and mutable buffers (by fully qualified name)."""
+
+    def __init__(self):
+        self.segments: list[bytes] = []
+        self.segment_by_hash: dict[bytes, int] = {}
+        self.buffers: list[MutableBufferT] = []
+        self.buffer_by_name: dict[str, int] = {}
+
+    def add_segment(self, t: torch.Tensor) -> int:
+        data = _tensor_bytes(t)
+        key = hashlib.sha256(data).digest() + str(t.dtype).encode()
+        if key not in self.segment_by_hash:
+            self.segment_by_hash[key] = len(self.segments)
+            self.segments.append(data)
+        return self.segment_by_hash[key]
+
+    def buffer_index(self, fqn: str, value: torch.Tensor) -> int:
+        if fqn not in self.buffer_by_name:
+            b = MutableBufferT()
+            b.name, b.dtype, b.sizes = fqn, pocket_dtype(value.dtype, f"buffer '{fqn}'"), list(value.shape)
+            b.nbytes = value.numel() * value.element_size()
+            b.initSegment = -1 if not value.any() else self.add_segment(value)
+            self.buffer_by_name[fqn] = len(self.buffers)
+            self.buffers.append(b)
+        return self.buffer_by_name[fqn]
+
+
+def _tensor_bytes(t: torch.Tensor) -> bytes:
+    t = t.detach().contiguous().cpu()
+    if t.dtype == torch.bfloat16:
+        t = t.view(torch.int16)
+    return t.numpy().tobytes()
+
+
+def export(model: torch.nn.Module | Callable | None, example_inputs: tuple = (), dynamic_shapes=None,
+           methods: dict[str, tuple] | None = None, metadata: dict[str, Any] | None = None) -> Program:
+    """Exports `model` to a Pocket program.
+
+    Args:
+        model: an nn.Module (its forward becomes method "forward") or a callable; may be None
+            when `methods` names every method.
+        example_inputs: a tuple of example tensors for forward.
+        dynamic_shapes: as in torch.export, e.g. ({0: torch.export.Dim("batch", max=64)},);
+            every dynamic dim needs an upper bound (memory is planned for it).
+        methods: more methods, name -> (module_or_callable, example_inputs[, dynamic_shapes]).
+            Methods of one module share its parameters and mutable buffers (e.g. a KV cache).
+        metadata: str -> str/int/float, stored in the file (pocket.load(...).metadata).
+    Returns:
+        A Program; .save(path) writes it, .load() runs it.
+    Raises:
+        ExportError: unsupported op (named, with the model's source line), unbounded dynamic
+            dim, unsupported dtype or input/output structure.
+
+    Example:
+        >>> program = pocket.export(torch.nn.Linear(4, 2), (torch.randn(1, 4),))
+        >>> program.save("linear.pocket")
+    """
+    specs: dict[str, tuple] = {}
+    if model is not None:
+        specs["forward"] = (model, example_inputs, dynamic_shapes)
+    for name, spec in (methods or {}).items():
+        if not isinstance(spec, tuple) or len(spec) not in (2, 3):
+            raise ExportError(f"methods['{name}'] must be (module_or_callable, example_inputs[, dynamic_shapes])")
+        specs[name] = spec if len(spec) == 3 else (*spec, None)
+    if not specs:
+        raise ExportError("nothing to export: pass a model or methods")
+
+    builder = _ProgramBuilder()
+    program = ProgramT()
+    program.methods, summary_methods = [], {}
+    for name, (fn, inputs, shapes) in specs.items():
+        log.info("exporting method '%s'", name)
+        mg = lift(name, decompose(capture(name, fn, inputs, shapes)))
+        run_passes(mg)
+        emitter = MethodEmitter(mg, builder.add_segment, builder.buffer_index)
+        method = emitter.emit()
+        report = plan(method, emitter.planned)
+        program.methods.append(method)
+        summary_methods[name] = {
+            "arena_bytes": report.arena_bytes, "unplanned_bytes": report.unplanned_bytes,
+            "ops": sorted({f"{o.name}{'.' + o.overload if o.overload else ''}" for o in method.operators}),
+            "instructions": len(method.steps),
+        }
+        log.info("method '%s': %d instructions, arena %d bytes (unplanned %d)", name, len(method.steps),
+                 report.arena_bytes, report.unplanned_bytes)
+    program.methods.sort(key=lambda m: m.name)  # the schema keys methods by name
+    program.buffers = builder.buffers
+    program.metadata = sorted((_kv(str(k), _metadata_text(k, v)) for k, v in (metadata or {}).items()),
+                              key=lambda kv: kv.key)
+    data = serialize(program, builder.segments)
+    summary = {"methods": summary_methods, "constant_bytes": sum(len(s) for s in builder.segments),
+               "file_bytes": len(data)}
+    return Program(data, summary)
+
+
+def _metadata_text(key, value) -> str:
+    if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+        raise ExportError(f"metadata['{key}'] must be a str, int or float, got {type(value).__name__}")
+    return str(value)

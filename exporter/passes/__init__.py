@@ -1,0 +1,22 @@
+"""Stage 3: graph passes, run in this order by run_passes()."""
+
+from pocket.exporter.passes.check_support import check_support
+from pocket.exporter.passes.constant_fold import constant_fold
+from pocket.exporter.passes.drop_asserts import drop_asserts
+from pocket.exporter.passes.fold_batchnorm import fold_batchnorm
+
+
+def run_passes(mg) -> None:
+    drop_asserts(mg)
+    fold_batchnorm(mg)
+    constant_fold(mg)
+    mg.graph.eliminate_dead_code()
+    _drop_unused_constants(mg)
+    check_support(mg)
+
+
+def _drop_unused_constants(mg) -> None:
+    for node in list(mg.graph.nodes):
+        if node.op == "placeholder" and node.name in mg.constants and not node.users:
+            del mg.constants[node.name]
+            mg.graph.erase_node(node)

@@ -1,0 +1,44 @@
+"""Stage 6: write a ProgramT and its segments as .pocket bytes.
+
+Layout (see schema/program.fbs): 32-byte header, the flatbuffer, then the segments, each
+at a 64-byte aligned offset from segment_base (itself 64-byte aligned in the file).
+"""
+
+from __future__ import annotations
+
+import struct
+
+import flatbuffers
+
+from pocket.fb import ProgramT, SegmentT
+
+MAGIC = b"POCKETPG"
+FORMAT_VERSION = 1
+HEADER_SIZE = 32
+ALIGN = 64
+
+
+def serialize(program: ProgramT, segments: list[bytes]) -> bytes:
+    program.version = FORMAT_VERSION
+    program.segments = []
+    offset = 0
+    for data in segments:
+        seg = SegmentT()
+        seg.offset, seg.size = offset, len(data)
+        program.segments.append(seg)
+        offset = _align(offset + len(data))
+    builder = flatbuffers.Builder(1 << 16)
+    builder.Finish(program.Pack(builder), file_identifier=b"PKPG")
+    fb = bytes(builder.Output())
+    segment_base = _align(HEADER_SIZE + len(fb))
+    out = bytearray(struct.pack("<8sIIQQ", MAGIC, FORMAT_VERSION, HEADER_SIZE, len(fb), segment_base))
+    out += fb
+    out += b"\0" * (segment_base - len(out))
+    for seg, data in zip(program.segments, segments):
+        out += b"\0" * (segment_base + seg.offset - len(out))
+        out += data
+    return bytes(out)
+
+
+def _align(n: int) -> int:
+    return (n + ALIGN - 1) // ALIGN * ALIGN
