@@ -6,6 +6,7 @@ import hashlib
 import logging
 import os
 import tempfile
+import warnings
 from typing import Any, Callable
 
 import torch
@@ -133,7 +134,9 @@ def export(model: torch.nn.Module | Callable | None, example_inputs: tuple = (),
     program.methods, summary_methods = [], {}
     for name, (fn, inputs, shapes) in specs.items():
         log.info("exporting method '%s'", name)
-        mg = lift(name, decompose(capture(name, fn, inputs, shapes)))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", FutureWarning)  # torch's internal pytree deprecations
+            mg = lift(name, decompose(capture(name, fn, inputs, shapes)))
         run_passes(mg)
         emitter = MethodEmitter(mg, builder.add_segment, builder.buffer_index)
         method = emitter.emit()

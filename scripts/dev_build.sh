@@ -8,7 +8,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 build=$(realpath -m "${1:-$root/build/dev}")
 cmake -S "$root" -B "$build" -G Ninja -DPOCKET_BUILD_PYTHON=ON -DPOCKET_BUILD_TESTS=ON \
   -Dpybind11_DIR="$(python3 -m pybind11 --cmakedir)" >/dev/null
-ninja -C "$build" >/dev/null
+ninja -C "$build" > "$build/ninja.log" || { tail -30 "$build/ninja.log"; exit 1; }
 pkg="$build/python/pocket"
 mkdir -p "$pkg"
 for f in "$root"/bindings/python/pocket/*; do ln -sfn "$f" "$pkg/$(basename "$f")"; done

@@ -238,7 +238,7 @@ Error Method::load_values(const Program& program, const void* fbm, const MethodM
 
 Error Method::load_steps(const void* fbm, const MethodMemory& memory, Diag& diag) {
   const fb::Method* m = fb_method(fbm);
-  Span<const KernelEntry> table = memory.kernels.empty() ? portable_kernels() : memory.kernels;
+  Span<const KernelEntry> table = memory.kernels;
   uint32_t n_ops = m->operators() ? m->operators()->size() : 0;
   const KernelEntry** resolved = alloc_array<const KernelEntry*>(memory.allocator, n_ops);
   if (n_ops != 0 && resolved == nullptr) return diag.fail(Error::OutOfMemory, "method '%s': out of memory", name_);
@@ -342,6 +342,7 @@ static Error check_io(const char* method, const char* what, const flatbuffers::V
 Error Method::load(const Program& program, const char* name, const MethodMemory& memory,
                    Method* out, Diag& diag) {
   if (memory.allocator == nullptr) return diag.fail(Error::InvalidArgument, "MethodMemory.allocator is NULL");
+  if (memory.kernels.empty()) return diag.fail(Error::InvalidArgument, "MethodMemory.kernels is empty");
   int index = program.find_method(name);
   if (index < 0)
     return diag.fail(Error::NotFound, "no method named '%s' in the program (it has %zu methods, first '%s')",

@@ -65,6 +65,7 @@ Error Module::method(const std::string& name, Method** out, std::string* message
   memory.allocator = &lm->memory;
   memory.temp = &lm->temp;
   memory.buffers = {buffers_.get(), program_.num_buffers()};
+  memory.kernels = portable_kernels();
   Diag diag;
   Error e = Method::load(program_, name.c_str(), memory, &lm->method, diag);
   if (e != Error::Ok) {

@@ -35,7 +35,8 @@ struct MethodMemory {
   // Memory of each program-level mutable buffer (Program::buffer_nbytes(i) bytes each,
   // 64-byte aligned); required when the program has buffers. Shared by all methods.
   Span<void*> buffers;
-  // Kernels to resolve ops against; empty means portable_kernels().
+  // Kernels to resolve ops against, sorted by name (e.g. portable_kernels()). The core
+  // does not link any kernels itself, so a build holds only the kernels it lists.
   Span<const KernelEntry> kernels;
   ThreadPool* threads = nullptr;
 };

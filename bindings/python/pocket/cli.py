@@ -1,0 +1,172 @@
+"""The `pocket` command line.
+
+    pocket export path/to/model.py:factory -o model.pocket     # needs torch
+    pocket run model.pocket [--inputs inputs.npz] [--repeat 20]
+    pocket inspect model.pocket
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+
+from pocket._errors import PocketError
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="pocket", description="Export and run PyTorch models with Pocket.")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("export", help="export a model to a .pocket file (needs torch)")
+    p.add_argument("factory", help="FILE.py:FUNCTION; the function returns (model, example_inputs[, dynamic_shapes])")
+    p.add_argument("-o", "--output", required=True, help="the .pocket file to write")
+    p.add_argument("--metadata", action="append", default=[], metavar="KEY=VALUE", help="store a metadata entry")
+    p.add_argument("--force", action="store_true", help="overwrite an existing file that is not a .pocket file")
+    p.set_defaults(run=_export)
+
+    p = sub.add_parser("run", help="run a method on given or random inputs; print output shapes and latency")
+    p.add_argument("model")
+    p.add_argument("--method", default="forward")
+    p.add_argument("--inputs", help=".npz with one array per input, in order (arr_0, arr_1, ... or any names)")
+    p.add_argument("--repeat", type=int, default=1, help="runs to time (median is reported)")
+    p.add_argument("--threads", type=int, default=0, help="kernel threads (0 = default)")
+    p.set_defaults(run=_run)
+
+    p = sub.add_parser("inspect", help="show methods, inputs/outputs, ops, memory and metadata")
+    p.add_argument("model")
+    p.set_defaults(run=_inspect)
+
+    args = parser.parse_args(argv)
+    try:
+        return args.run(args) or 0
+    except PocketError as e:
+        print(f"error: {e.message}", file=sys.stderr)
+        return 1
+    except (FileNotFoundError, ValueError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+
+
+def _export(args) -> int:
+    from pocket.exporter import ExportError, export
+
+    path, _, func = args.factory.rpartition(":")
+    if not path or not func:
+        raise ValueError(f"expected FILE.py:FUNCTION, got {args.factory!r}")
+    factory = _load_function(path, func)
+    made = factory()
+    if not isinstance(made, tuple) or len(made) not in (2, 3):
+        raise ValueError(f"{func}() must return (model, example_inputs) or (model, example_inputs, dynamic_shapes)")
+    model, inputs, shapes = (*made, None) if len(made) == 2 else made
+    if not isinstance(inputs, tuple):
+        inputs = (inputs,)
+    metadata = dict(_key_value(kv) for kv in args.metadata)
+    _check_overwrite(args.output, args.force)
+    print(f"exporting {type(model).__name__} from {path} ...", file=sys.stderr)
+    start = time.perf_counter()
+    try:
+        program = export(model, inputs, dynamic_shapes=shapes, metadata=metadata)
+    except ExportError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+    replaced = os.path.exists(args.output)
+    program.save(args.output)
+    s = program.summary
+    print(f"{'replaced' if replaced else 'wrote'} {args.output}: {s['file_bytes']:,} bytes "
+          f"({s['constant_bytes']:,} constants) in {time.perf_counter() - start:.1f} s")
+    for name, m in s["methods"].items():
+        print(f"  method {name}: {m['instructions']} instructions, {len(m['ops'])} ops, arena "
+              f"{m['arena_bytes']:,} bytes (unplanned {m['unplanned_bytes']:,})")
+    return 0
+
+
+def _load_function(path: str, func: str):
+    import importlib.util
+
+    if not os.path.isfile(path):
+        raise FileNotFoundError(f"no such file: {path}")
+    spec = importlib.util.spec_from_file_location(os.path.splitext(os.path.basename(path))[0], path)
+    module = importlib.util.module_from_spec(spec)
+    sys.path.insert(0, os.path.dirname(os.path.abspath(path)))
+    spec.loader.exec_module(module)
+    if not hasattr(module, func):
+        raise ValueError(f"{path} has no function {func!r}")
+    return getattr(module, func)
+
+
+def _key_value(text: str) -> tuple[str, str]:
+    key, sep, value = text.partition("=")
+    if not sep or not key:
+        raise ValueError(f"--metadata takes KEY=VALUE, got {text!r}")
+    return key, value
+
+
+def _check_overwrite(path: str, force: bool) -> None:
+    """Never silently replace something that is not a .pocket file."""
+    if not os.path.exists(path) or force:
+        return
+    with open(path, "rb") as f:
+        if f.read(8) != b"POCKETPG":
+            raise ValueError(f"{path} exists and is not a .pocket file; use --force to overwrite it")
+
+
+def _run(args) -> int:
+    import numpy as np
+
+    from pocket.runtime import load
+
+    start = time.perf_counter()
+    module = load(args.model)
+    module.set_num_threads(args.threads)
+    info = module.method_info(args.method)
+    load_ms = (time.perf_counter() - start) * 1e3
+    inputs = _read_inputs(args.inputs) if args.inputs else [_random_input(s) for s in info["inputs"]]
+    times = []
+    for _ in range(max(args.repeat, 1)):
+        t0 = time.perf_counter()
+        arrays = module._native.run(args.method, inputs)
+        times.append((time.perf_counter() - t0) * 1e3)
+    print(f"loaded {args.model} in {load_ms:.1f} ms")
+    for i, a in enumerate(inputs):
+        print(f"  input {i}: {a.dtype}{list(a.shape)}")
+    for i, a in enumerate(arrays):
+        desc = f"{a.dtype}{list(a.shape)}" if isinstance(a, np.ndarray) else repr(a)
+        print(f"  output {i}: {desc}")
+    times.sort()
+    print(f"latency: {times[len(times) // 2]:.3f} ms median, {times[0]:.3f} ms min, of {len(times)} runs")
+    return 0
+
+
+def _read_inputs(path: str) -> list:
+    import numpy as np
+
+    with np.load(path) as npz:
+        return [np.ascontiguousarray(npz[k]) for k in npz.files]
+
+
+def _random_input(spec):
+    import numpy as np
+
+    if spec is None:
+        raise ValueError("the method takes a non-tensor input; pass --inputs")
+    rng = np.random.default_rng(0)
+    shape = spec["max_shape"]
+    dtype = np.dtype(spec["dtype"]) if spec["dtype"] != "bfloat16" else np.uint16
+    if dtype.kind == "f":
+        return rng.standard_normal(shape).astype(dtype)
+    if dtype.kind == "b":
+        return rng.integers(0, 2, shape).astype(bool)
+    return rng.integers(0, 8, shape).astype(dtype)
+
+
+def _inspect(args) -> int:
+    from pocket.describe import describe, format_description
+
+    print(format_description(describe(args.model)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
