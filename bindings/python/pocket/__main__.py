@@ -1,0 +1,7 @@
+"""`python -m pocket ...` is the `pocket` command."""
+
+import sys
+
+from pocket.cli import main
+
+sys.exit(main())

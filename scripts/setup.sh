@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Installs what Pocket needs on Debian 12 (safe to run again: it installs only what is missing).
+#   scripts/setup.sh          build + run + export: cmake, ninja, flatbuffers, torch, the package
+#   scripts/setup.sh --test   also the test toolchains: aarch64 cross compiler, qemu, JUnit, Kotlin
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+
+debs=(cmake ninja-build flatbuffers-compiler libflatbuffers-dev g++)
+if [ "${1:-}" = "--test" ]; then
+  debs+=(g++-aarch64-linux-gnu qemu-user junit5 kotlin)
+fi
+missing=()
+for d in "${debs[@]}"; do
+  dpkg-query -W -f='${Status}' "$d" 2>/dev/null | grep -q "install ok installed" || missing+=("$d")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "==> apt-get install ${missing[*]}"
+  sudo_cmd=""
+  [ "$(id -u)" -ne 0 ] && sudo_cmd="sudo"
+  $sudo_cmd apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+extra="export"
+[ "${1:-}" = "--test" ] && extra="test"
+echo "==> pip install -e .[$extra] (builds the C++ runtime)"
+python3 -m pip install -q --disable-pip-version-check -e "$root[$extra]"

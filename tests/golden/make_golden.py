@@ -1,0 +1,78 @@
+"""Golden programs: small models exported with fixed seeds, plus their inputs and eager
+PyTorch outputs in .io files (read by the C tests, natively and under qemu).
+
+    python tests/golden/make_golden.py           # rewrite the golden files
+    python tests/golden/make_golden.py --check   # exit 1 if a re-export differs by a byte
+
+.io format (little-endian): u32 magic "PKIO", u32 n_inputs, u32 n_outputs, then each tensor:
+u32 dtype (pk_dtype), u32 ndim, i64 dims[ndim], raw data.
+"""
+
+import argparse
+import pathlib
+import struct
+import sys
+
+import torch
+
+HERE = pathlib.Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent.parent))
+
+import pocket  # noqa: E402
+from examples import models  # noqa: E402
+from pocket.exporter.emit import DTYPES  # noqa: E402
+
+
+def golden_models():
+    torch.manual_seed(0)
+    mlp = models.MLP((16, 32, 8)).eval()
+    torch.manual_seed(1)
+    cnn = models._init_batchnorm(models.ResNet(widths=(8, 16), classes=4))
+    torch.manual_seed(2)
+    enc = models.Encoder(vocab=50, dim=32, heads=4, layers=1, max_len=16).eval()
+    g = torch.Generator().manual_seed(3)
+    return {
+        "mlp": (mlp, (torch.randn(3, 16, generator=g),),
+                ({0: torch.export.Dim("batch", min=1, max=16)},)),
+        "cnn": (cnn, (torch.randn(1, 3, 32, 32, generator=g),), None),
+        "encoder": (enc, (torch.randint(0, 50, (1, 12), generator=g),), None),
+    }
+
+
+def io_bytes(inputs, outputs) -> bytes:
+    out = bytearray(struct.pack("<4sII", b"PKIO", len(inputs), len(outputs)))
+    for t in (*inputs, *outputs):
+        t = t.detach().contiguous()
+        out += struct.pack("<II", DTYPES[t.dtype], t.dim())
+        out += struct.pack(f"<{t.dim()}q", *t.shape)
+        out += t.numpy().tobytes()
+    return bytes(out)
+
+
+def build() -> dict[str, bytes]:
+    files = {}
+    for name, (model, inputs, shapes) in golden_models().items():
+        files[f"{name}.pocket"] = pocket.export(model, inputs, dynamic_shapes=shapes).data
+        with torch.no_grad():
+            y = model(*inputs)
+        files[f"{name}.forward.io"] = io_bytes(inputs, y if isinstance(y, tuple) else (y,))
+    return files
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--check", action="store_true")
+    args = ap.parse_args()
+    files = build()
+    stale = [n for n, data in files.items() if not (HERE / n).exists() or (HERE / n).read_bytes() != data]
+    if args.check:
+        if stale:
+            sys.exit(f"golden files differ from a fresh export: {stale}")
+        return
+    for name in stale:
+        (HERE / name).write_bytes(files[name])
+        print(f"wrote {name} ({len(files[name])} bytes)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,140 @@
+"""Whole models through pocket.export -> save -> load -> forward, against eager PyTorch.
+
+Tolerance: fp32, atol = rtol = 1e-4 (kernels accumulate in a different order than ATen).
+"""
+
+import numpy as np
+import pytest
+import torch
+from torch.export import Dim
+
+import pocket
+from examples import models
+
+TOL = dict(atol=1e-4, rtol=1e-4)
+
+
+def roundtrip(tmp_path, model, inputs, **kwargs):
+    program = pocket.export(model, inputs, **kwargs)
+    path = tmp_path / "model.pocket"
+    program.save(path)
+    return pocket.load(path)
+
+
+@pytest.mark.parametrize("factory", ["mlp", "resnet", "mobilenet_v2", "encoder"])
+def test_model_matches_eager(tmp_path, factory):
+    model, inputs = getattr(models, factory)()
+    m = roundtrip(tmp_path, model, inputs)
+    with torch.no_grad():
+        want = model(*inputs)
+    got = m.forward(*inputs)
+    assert isinstance(got, torch.Tensor)
+    torch.testing.assert_close(got, want, **TOL)
+    # numpy in, numpy out
+    got_np = m.forward(*[x.numpy() for x in inputs])
+    assert isinstance(got_np, np.ndarray)
+    np.testing.assert_allclose(got_np, want.numpy(), **TOL)
+
+
+def test_batchnorm_is_folded_into_convolutions():
+    model, inputs = models.resnet()
+    program = pocket.export(model, inputs)
+    assert "aten::_native_batch_norm_legit_no_training" not in program.summary["methods"]["forward"]["ops"]
+
+
+@pytest.mark.parametrize("batch,seq", [(1, 2), (3, 17), (8, 32)])
+def test_dynamic_batch_and_sequence(tmp_path, batch, seq):
+    model, inputs, shapes = models.dynamic_encoder()
+    m = roundtrip(tmp_path, model, inputs, dynamic_shapes=shapes)
+    tokens = torch.randint(0, 100, (batch, seq))
+    with torch.no_grad():
+        want = model(tokens)
+    torch.testing.assert_close(m.forward(tokens), want, **TOL)
+
+
+def test_dynamic_mlp_three_sizes(tmp_path):
+    model, (x,) = models.mlp()
+    m = roundtrip(tmp_path, model, (x,), dynamic_shapes=({0: Dim("batch", min=1, max=64)},))
+    for n in (1, 7, 64):
+        x = torch.randn(n, 32)
+        with torch.no_grad():
+            torch.testing.assert_close(m.forward(x), model(x), **TOL)
+
+
+def test_memory_plan_shares_memory():
+    model, inputs = models.mobilenet_v2()
+    s = pocket.export(model, inputs).summary["methods"]["forward"]
+    assert s["arena_bytes"] < s["unplanned_bytes"] / 4, s
+
+
+class TwoHeads(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.body = torch.nn.Linear(8, 16)
+        self.a = torch.nn.Linear(16, 4)
+        self.b = torch.nn.Linear(16, 2)
+
+    def forward(self, x):
+        return self.a(torch.relu(self.body(x)))
+
+    def second(self, x):
+        return torch.tanh(self.b(torch.relu(self.body(x))))
+
+
+def test_two_method_program(tmp_path):
+    model = TwoHeads().eval()
+    x = torch.randn(3, 8)
+    program = pocket.export(model, (x,), methods={"second": (model.second, (x,))}, metadata={"task": "demo", "n": 2})
+    program.save(tmp_path / "two.pocket")
+    m = pocket.load(tmp_path / "two.pocket")
+    assert sorted(m.method_names) == ["forward", "second"]
+    assert m.metadata == {"n": "2", "task": "demo"}
+    with torch.no_grad():
+        torch.testing.assert_close(m.forward(x), model(x), **TOL)
+        torch.testing.assert_close(m.run("second", x), model.second(x), **TOL)
+    # the shared Linear is stored once
+    assert program.summary["constant_bytes"] < 2 * sum(p.numel() * 4 for p in model.parameters())
+
+
+class Structured(torch.nn.Module):
+    def forward(self, x, y):
+        return {"sum": x + y, "parts": (torch.relu(x), [y * 2])}
+
+
+def test_output_structure_is_kept(tmp_path):
+    x, y = torch.randn(2, 3), torch.randn(2, 3)
+    m = roundtrip(tmp_path, Structured(), (x, y))
+    got = m.forward(x, y)
+    want = Structured()(x, y)
+    assert set(got) == {"sum", "parts"} and isinstance(got["parts"], tuple) and isinstance(got["parts"][1], list)
+    torch.testing.assert_close(got["sum"], want["sum"])
+    torch.testing.assert_close(got["parts"][1][0], want["parts"][1][0])
+
+
+class Counter(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("total", torch.zeros(3))
+
+    def forward(self, x):
+        self.total.add_(x)
+        return self.total * 1.0
+
+
+def test_mutable_buffer_persists_across_calls(tmp_path):
+    m = roundtrip(tmp_path, Counter(), (torch.ones(3),))
+    m.forward(torch.ones(3))
+    got = m.forward(torch.full((3,), 2.0))
+    torch.testing.assert_close(got, torch.full((3,), 3.0))
+    m.reset_buffers()
+    torch.testing.assert_close(m.forward(torch.ones(3)), torch.ones(3))
+
+
+def test_identity_output_is_a_copy(tmp_path):
+    class Identity(torch.nn.Module):
+        def forward(self, x):
+            return x
+
+    x = torch.randn(4)
+    m = roundtrip(tmp_path, Identity(), (x,))
+    torch.testing.assert_close(m.forward(x), x)
