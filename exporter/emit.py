@@ -221,7 +221,9 @@ class MethodEmitter:
         for r, v in zip(schema.returns, vals):
             rtype = str(r.real_type)
             what = f"{op_name(node.target)} output ({source_line(node)})"
-            if rtype == "Tensor":
+            if rtype == "Tensor" and "pocket_inplace_buffer" in node.meta:
+                outs.append(self.node_value[node.meta["pocket_inplace_buffer"]])
+            elif rtype == "Tensor":
                 outs.append(self.tensor(v, what, Location.Arena))
             elif rtype == "List[Tensor]":
                 items = [self.tensor(t, what, Location.Arena) for t in v]

@@ -14,6 +14,8 @@
 namespace py = pybind11;
 using pocket::Error;
 
+void bind_llm(py::module_& m);  // llm_bindings.cpp
+
 namespace {
 
 // Raised to Python as pocket.PocketError(code, message) (see pocket/_errors.py).
@@ -345,6 +347,7 @@ PYBIND11_MODULE(_native, m) {
       .def("reset_buffers", &PyModule::reset_buffers);
   m.def("run_kernel", &run_kernel, py::arg("name"), py::arg("inputs"), py::arg("outputs"),
         "Runs one portable kernel; outputs are preallocated arrays (their size is the capacity).");
+  bind_llm(m);
   m.def("kernel_names", [] {
     std::vector<std::pair<std::string, std::string>> names;
     for (const pocket::KernelEntry& k : pocket::portable_kernels()) names.emplace_back(k.name, k.signature);

@@ -4,6 +4,7 @@ from pocket.exporter.passes.check_support import check_support
 from pocket.exporter.passes.constant_fold import constant_fold
 from pocket.exporter.passes.drop_asserts import drop_asserts
 from pocket.exporter.passes.fold_batchnorm import fold_batchnorm
+from pocket.exporter.passes.reinplace import reinplace
 
 
 def run_passes(mg) -> None:
@@ -13,6 +14,7 @@ def run_passes(mg) -> None:
     mg.graph.eliminate_dead_code()
     _drop_unused_constants(mg)
     check_support(mg)
+    reinplace(mg)
 
 
 def _drop_unused_constants(mg) -> None:
