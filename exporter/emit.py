@@ -18,10 +18,10 @@ from pocket.exporter.capture import MethodGraph
 from pocket.exporter.errors import ExportError, source_line
 from pocket.exporter.ops import SYM_OPS, op_name, split_name
 from pocket.exporter.supported_ops import SUPPORTED_OPS
-from pocket.fb import (BoolListT, BoolT, DoubleListT, DoubleT, Instruction, IntListT, IntT, KernelCallT,
+from pocket.fb.api import (BoolListT, BoolT, DoubleListT, DoubleT, Instruction, IntListT, IntT, KernelCallT,
                        KeyValueT, Location, MethodT, MoveT, NullT, OperatorT, OptionalTensorListT, StepT,
                        StringT, TensorListT, TensorT, ValueKind, ValueT)
-from pocket.fb import ScalarType as FbScalarType
+from pocket.fb.api import ScalarType as FbScalarType
 
 DTYPES = {
     torch.float32: FbScalarType.Float32, torch.float16: FbScalarType.Float16,
@@ -108,10 +108,11 @@ class MethodEmitter:
         if isinstance(s, int):
             return s, s
         r = bound_sympy(s.node.expr, self.mg.ranges)
-        if not r.upper.is_finite:
+        hi, lo = _finite_int(r.upper), _finite_int(r.lower)
+        if hi is None:
             raise ExportError(f"{what}: dim {d} ({s}) has no upper bound; give the dynamic dim a max, "
                               "e.g. torch.export.Dim('batch', max=64)")
-        return max(int(r.lower), 0) if r.lower.is_finite else 0, int(r.upper)
+        return max(lo or 0, 0), hi
 
     # ---- graph walk ---------------------------------------------------------------------------
 
@@ -311,6 +312,14 @@ class MethodEmitter:
             return self.add_value(ValueKind.BoolList, lst)
         raise ExportError(f"{op_name(node.target)}: argument '{spec.name}' has unsupported type {t} "
                           f"({source_line(node)})")
+
+
+def _finite_int(x) -> int | None:
+    """int(x) for a finite sympy bound, None for +-infinity (torch's int_oo included)."""
+    try:
+        return int(x) if x.is_finite is not False else None
+    except (TypeError, AttributeError, OverflowError):
+        return None
 
 
 def _kv(key: str, value: str) -> KeyValueT:

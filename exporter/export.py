@@ -18,7 +18,7 @@ from pocket.exporter.errors import ExportError
 from pocket.exporter.passes import run_passes
 from pocket.exporter.plan import plan
 from pocket.exporter.serialize import serialize
-from pocket.fb import MutableBufferT, ProgramT
+from pocket.fb.api import MutableBufferT, ProgramT
 
 log = logging.getLogger("pocket.export")
 

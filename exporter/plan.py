@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from pocket.fb import Instruction, MethodT, TensorListT, TensorT, OptionalTensorListT
+from pocket.fb.api import Instruction, MethodT, TensorListT, TensorT, OptionalTensorListT
 
 ALIGN = 64
 

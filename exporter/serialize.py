@@ -10,7 +10,7 @@ import struct
 
 import flatbuffers
 
-from pocket.fb import ProgramT, SegmentT
+from pocket.fb.api import ProgramT, SegmentT
 
 MAGIC = b"POCKETPG"
 FORMAT_VERSION = 1

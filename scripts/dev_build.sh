@@ -11,9 +11,13 @@ cmake -S "$root" -B "$build" -G Ninja -DPOCKET_BUILD_PYTHON=ON -DPOCKET_BUILD_TE
 ninja -C "$build" > "$build/ninja.log" || { tail -30 "$build/ninja.log"; exit 1; }
 pkg="$build/python/pocket"
 mkdir -p "$pkg"
-for f in "$root"/bindings/python/pocket/*; do ln -sfn "$f" "$pkg/$(basename "$f")"; done
+for f in "$root"/bindings/python/pocket/*; do
+  [ "$(basename "$f")" = llm ] || ln -sfn "$f" "$pkg/$(basename "$f")"
+done
+mkdir -p "$pkg/llm"  # pocket.llm joins two folders: the run side and the model code
+for f in "$root"/bindings/python/pocket/llm/*; do ln -sfn "$f" "$pkg/llm/$(basename "$f")"; done
+ln -sfn "$root/llm_runner/python" "$pkg/llm/models"
 ln -sfn "$root/exporter" "$pkg/exporter"
 ln -sfn "$root/schema/generated/python/pocket/fb" "$pkg/fb"
-[ -d "$root/llm_runner/python" ] && ln -sfn "$root/llm_runner/python" "$pkg/llm"
 ln -sfn "$build"/_native*.so "$pkg/"
 echo "PYTHONPATH=$build/python"

@@ -4,12 +4,12 @@
 import struct
 
 from pocket.exporter.serialize import serialize
-from pocket.fb import ProgramT
+from pocket.fb.api import Program, ProgramT
 
 
 def unpack(data: bytes):
     _, _, header, fb_size, base = struct.unpack_from("<8sIIQQ", data)
-    program = ProgramT.InitFromPackedBuf(bytearray(data[header:header + fb_size]), 0)
+    program = ProgramT.InitFromObj(Program.GetRootAs(bytearray(data[header:header + fb_size]), 0))
     segments = [data[base + s.offset: base + s.offset + s.size] for s in program.segments or []]
     return program, segments
 

@@ -8,7 +8,7 @@ import torch
 
 import pocket
 from pocket import PocketError
-from pocket.fb import Location, TensorT
+from pocket.fb.api import Location, TensorT
 from program_tools import pack, unpack
 
 

@@ -18,10 +18,15 @@ void bind_llm(py::module_& m);  // llm_bindings.cpp
 
 namespace {
 
+// Text from a file may be invalid UTF-8 (a corrupted name): decode it with replacement.
+py::str text(const std::string& s) {
+  return py::reinterpret_steal<py::str>(PyUnicode_DecodeUTF8(s.data(), static_cast<Py_ssize_t>(s.size()), "replace"));
+}
+
 // Raised to Python as pocket.PocketError(code, message) (see pocket/_errors.py).
 [[noreturn]] void raise(Error e, const std::string& message) {
   py::object cls = py::module_::import("pocket._errors").attr("PocketError");
-  PyErr_SetObject(cls.ptr(), py::make_tuple(static_cast<int>(e), pocket::error_name(e), message).ptr());
+  PyErr_SetObject(cls.ptr(), py::make_tuple(static_cast<int>(e), pocket::error_name(e), text(message)).ptr());
   throw py::error_already_set();
 }
 
@@ -108,16 +113,16 @@ class PyModule {
     return m;
   }
 
-  std::vector<std::string> method_names() const {
-    std::vector<std::string> names;
-    for (size_t i = 0; i < module_->program().num_methods(); ++i) names.push_back(module_->program().method_name(i));
+  py::list method_names() const {
+    py::list names;
+    for (size_t i = 0; i < module_->program().num_methods(); ++i) names.append(text(module_->program().method_name(i)));
     return names;
   }
 
   py::dict metadata() const {
     py::dict d;
     const pocket::Program& p = module_->program();
-    for (size_t i = 0; i < p.num_metadata(); ++i) d[py::str(p.metadata_key(i))] = py::str(p.metadata_value(i));
+    for (size_t i = 0; i < p.num_metadata(); ++i) d[text(p.metadata_key(i))] = text(p.metadata_value(i));
     return d;
   }
 
@@ -144,7 +149,7 @@ class PyModule {
     d["arenas"] = arenas;
     for (const char* key : {"input_spec", "output_spec", "ops"}) {
       const char* v = m->metadata(key);
-      d[key] = v ? py::object(py::str(v)) : py::object(py::none());
+      d[key] = v ? py::object(text(v)) : py::object(py::none());
     }
     return d;
   }
@@ -304,6 +309,9 @@ py::list run_kernel(const std::string& name, py::list inputs, py::list outputs) 
   std::vector<pocket::Value*> ptrs;
   for (size_t a = 0, c = 0; a < arg_index.size(); ++a, ++c) {
     if (k->signature[c] == '>') ++c;
+    // A Python list of tensors without None also stands for a Tensor?[] argument.
+    if (k->signature[c] == 'M' && table[arg_index[a]].tag == pocket::Value::Tag::TensorList)
+      table[arg_index[a]].tag = pocket::Value::Tag::OptionalTensorList;
     if (!pocket::value_matches(table[arg_index[a]], k->signature[c]))
       raise(Error::InvalidArgument, name + ": argument " + std::to_string(a) + " is " +
                                         pocket::value_tag_name(table[arg_index[a]].tag) + ", expected kind '" +
@@ -325,6 +333,12 @@ py::list run_kernel(const std::string& name, py::list inputs, py::list outputs) 
       result.append(to_numpy(v.tensor));
     } else if (v.tag == pocket::Value::Tag::Int) {
       result.append(v.i);
+    } else if (v.tag == pocket::Value::Tag::Bool) {
+      result.append(v.b);
+    } else if (v.tag == pocket::Value::Tag::TensorList) {
+      py::list items;
+      for (size_t i = 0; i < v.tensor_list.size; ++i) items.append(to_numpy(*v.tensor_list[i]));
+      result.append(items);
     } else {
       result.append(py::none());
     }

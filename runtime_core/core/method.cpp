@@ -169,6 +169,10 @@ Error Method::load_values(const Program& program, const void* fbm, const MethodM
   TensorCheck tc{program, memory, arenas_, arena_sizes_, name_, diag};
   for (uint32_t i = 0; i < n; ++i) {
     const fb::Value* fv = values->Get(i);
+    // The Verifier accepts a union whose type is set but whose table is absent.
+    if (fv->kind_type() != fb::ValueKind::NONE && fv->kind() == nullptr)
+      return diag.fail(Error::InvalidProgram, "method '%s' value %u: value of kind %d has no contents", name_, i,
+                       static_cast<int>(fv->kind_type()));
     Value& v = values_[i];
     bool ok = true;
     switch (fv->kind_type()) {
@@ -257,6 +261,9 @@ Error Method::load_steps(const void* fbm, const MethodMemory& memory, Diag& diag
   if (n != 0 && steps_.data == nullptr) return diag.fail(Error::OutOfMemory, "method '%s': out of memory", name_);
   for (uint32_t pc = 0; pc < n; ++pc) {
     const fb::Step* s = m->steps()->Get(pc);
+    if (s->instruction_type() != fb::Instruction::NONE && s->instruction() == nullptr)
+      return diag.fail(Error::InvalidProgram, "method '%s' instruction %u: instruction of type %d has no contents",
+                       name_, pc, static_cast<int>(s->instruction_type()));
     Step& step = steps_[pc];
     switch (s->instruction_type()) {
       case fb::Instruction::KernelCall: {
@@ -339,6 +346,24 @@ static Error check_io(const char* method, const char* what, const flatbuffers::V
   return Error::Ok;
 }
 
+// A tensor without storage (Location::None) gets memory only from set_input, so each must be a
+// method input; otherwise a kernel would read through a null pointer.
+static Error check_storage(const char* method, const fb::Method* m, Diag& diag) {
+  if (m->values() == nullptr) return Error::Ok;
+  for (uint32_t i = 0; i < m->values()->size(); ++i) {
+    const fb::Tensor* t = m->values()->Get(i)->kind_as_Tensor();
+    if (t == nullptr || t->location() != fb::Location::None) continue;
+    bool is_input = false;
+    if (m->inputs() != nullptr)
+      for (uint32_t in : *m->inputs()) is_input = is_input || in == i;
+    if (!is_input)
+      return diag.fail(Error::InvalidProgram,
+                       "method '%s' value %u: tensor has no storage (location None) but is not a method input",
+                       method, i);
+  }
+  return Error::Ok;
+}
+
 Error Method::load(const Program& program, const char* name, const MethodMemory& memory,
                    Method* out, Diag& diag) {
   if (memory.allocator == nullptr) return diag.fail(Error::InvalidArgument, "MethodMemory.allocator is NULL");
@@ -380,6 +405,8 @@ Error Method::load(const Program& program, const char* name, const MethodMemory&
   e = check_io(method.name_, "input", m->inputs(), method.values_.size, diag);
   if (e != Error::Ok) return e;
   e = check_io(method.name_, "output", m->outputs(), method.values_.size, diag);
+  if (e != Error::Ok) return e;
+  e = check_storage(method.name_, m, diag);
   if (e != Error::Ok) return e;
   if (m->inputs()) method.inputs_ = {m->inputs()->data(), m->inputs()->size()};
   if (m->outputs()) method.outputs_ = {m->outputs()->data(), m->outputs()->size()};

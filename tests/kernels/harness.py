@@ -34,6 +34,8 @@ class dtype:
 
 def to_native(x):
     if isinstance(x, torch.Tensor):
+        if x.dtype == torch.bfloat16:  # numpy has none: raw 16-bit words ("V2"), strides kept
+            return x.detach().view(torch.int16).numpy().view(np.dtype("V2"))
         return x.detach().numpy()  # keeps strides
     if isinstance(x, floats):
         return ("floats", [float(v) for v in x])
@@ -74,12 +76,42 @@ def call_aten(name, args):
     return op(*pos, **kw)
 
 
+def returns_list(name):
+    """Whether ATen op `name` returns one Tensor[] (split, unbind, ...)."""
+    try:
+        returns = op_of(name)._schema.returns
+    except (AttributeError, RuntimeError):
+        return False
+    return len(returns) == 1 and str(returns[0].type) == "List[Tensor]"
+
+
+def output_buffer(o):
+    """A zeroed array for the kernel to write output `o` into (its size is the capacity)."""
+    if o.dtype == torch.bfloat16:
+        return np.zeros(o.shape, dtype="V2")
+    return np.zeros(o.shape, dtype=o.detach().numpy().dtype)
+
+
+def from_native(g, like):
+    t = torch.from_numpy(np.asarray(g))
+    return t.view(torch.bfloat16) if like.dtype == torch.bfloat16 else t
+
+
 def run(name, args, expected):
-    """Runs kernel `name` with outputs shaped like `expected` (a tensor or tuple of tensors)."""
+    """Runs kernel `name` with outputs shaped like `expected`: a tensor, a tuple of tensors
+    (several outputs, or the items of one Tensor[] output), or a Python int or bool (the
+    result of a symbolic-int op, returned as such)."""
+    native_args = [to_native(a) for a in args]
+    if isinstance(expected, (bool, int)):
+        return _native.run_kernel(name, native_args, [type(expected)()])[0]
     outs = list(expected) if isinstance(expected, (tuple, list)) else [expected]
-    buffers = [np.zeros(o.shape, dtype=o.detach().numpy().dtype) for o in outs]
-    got = _native.run_kernel(name, [to_native(a) for a in args], buffers)
-    return [torch.from_numpy(np.asarray(g)) for g in got]
+    buffers = [output_buffer(o) for o in outs]
+    if returns_list(name):
+        got = _native.run_kernel(name, native_args, [buffers])[0]
+    else:
+        got = _native.run_kernel(name, native_args, buffers)
+    assert len(got) == len(outs), f"{name}: {len(got)} outputs, expected {len(outs)}"
+    return [from_native(g, o) for g, o in zip(got, outs)]
 
 
 def check(name, args, rtol=1e-5, atol=1e-5, expected=None):
@@ -87,6 +119,9 @@ def check(name, args, rtol=1e-5, atol=1e-5, expected=None):
     if expected is None:
         expected = call_aten(name, args)
     got = run(name, args, expected)
+    if isinstance(expected, (bool, int)):
+        assert type(got) is type(expected) and got == expected, f"{name}: {got!r} != {expected!r}"
+        return got
     want = list(expected) if isinstance(expected, (tuple, list)) else [expected]
     assert len(got) == len(want)
     for g, w in zip(got, want):

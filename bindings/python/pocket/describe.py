@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import struct
 
-from pocket.fb import Program
+from pocket.fb.api import Program
 
 HEADER = struct.Struct("<8sIIQQ")
 

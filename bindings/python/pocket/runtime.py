@@ -69,7 +69,12 @@ class Module:
 
             outputs = [torch.from_numpy(o) if isinstance(o, np.ndarray) else o for o in outputs]
         spec = info.get("output_spec")
-        return _unflatten(json.loads(spec), iter(outputs)) if spec else tuple(outputs)
+        if not spec:
+            return tuple(outputs)
+        try:
+            return _unflatten(json.loads(spec), iter(outputs))
+        except (ValueError, KeyError, TypeError, StopIteration) as e:
+            raise PocketError(2, "INVALID_PROGRAM", f"method '{method}': malformed output_spec metadata ({e})") from e
 
     def set_num_threads(self, n: int) -> None:
         """Threads kernels may use (0 = default)."""

@@ -1,17 +1,29 @@
 // aten::add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
-#include "util.h"
+// aten::add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor
+#include "elementwise_util.h"
 
 namespace pocket {
 
+// self + alpha * other, computed in the output's dtype (bool + bool is logical or).
+static Error add(KernelContext& ctx, const Tensor& a, const Tensor& b, const Value& alpha,
+                 Tensor& out) {
+  using detail::Kinds;
+  if (alpha.to_double() == 1.0)
+    return detail::binary_op<Kinds::All>(ctx, "add", out.dtype, a, b, out,
+                                          [](auto x, auto y) { return x + y; });
+  return detail::binary_op<Kinds::All>(ctx, "add", out.dtype, a, b, out, [&](auto x, auto y) {
+    return x + detail::scalar_value<decltype(x)>(alpha) * y;
+  });
+}
+
 Error op_add_tensor(KernelContext& ctx, Value** args) {
-  const Tensor& a = args[0]->tensor;
-  const Tensor& b = args[1]->tensor;
-  double alpha = args[2]->to_double();
+  return add(ctx, args[0]->tensor, args[1]->tensor, *args[2], args[3]->tensor);
+}
+
+Error op_add_scalar(KernelContext& ctx, Value** args) {
   Tensor& out = args[3]->tensor;
-  if (alpha == 1.0)
-    return detail::binary_elementwise(ctx, "add", a, b, out, [](auto x, auto y) { return x + y; });
-  return detail::binary_elementwise(ctx, "add", a, b, out,
-                                    [alpha](auto x, auto y) { return x + alpha * y; });
+  detail::ScalarTensor other(*args[1], out.dtype);
+  return add(ctx, args[0]->tensor, other.tensor(), *args[2], out);
 }
 
 }  // namespace pocket

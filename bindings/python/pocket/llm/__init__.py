@@ -1,0 +1,1 @@
+"""pocket.llm: run chat models (Runner, Tokenizer); pocket.llm.models exports them (needs torch)."""

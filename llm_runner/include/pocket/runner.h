@@ -1,0 +1,117 @@
+// The LLM runner: a .pocket program with `prefill` and `decode` methods, a tokenizer and a
+// sampler. generate() reads top to bottom: prefill the prompt, then forward -> sample ->
+// decode -> callback until an end token, a stop string, max_new_tokens or a full context.
+//
+//   std::unique_ptr<pocket::Runner> runner;
+//   std::string err;
+//   if (pocket::Runner::load("smol.pocket", "", &runner, &err) != pocket::Error::Ok) { ... }
+//   pocket::GenerationConfig config;
+//   config.max_new_tokens = 64;
+//   runner->generate("Once upon a time", config,
+//                    [](const std::string& piece) { fputs(piece.c_str(), stdout); return true; }, &err);
+//
+// A Runner is not thread-safe, except stop(), which any thread may call.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "pocket/error.h"
+#include "pocket/sampler.h"
+
+namespace pocket {
+
+class Module;
+class Method;
+class Tokenizer;
+class TextStream;
+
+struct GenerationConfig {
+  int32_t max_new_tokens = 256;
+  SamplerConfig sampler;                  // temperature 0 (greedy) by default
+  std::vector<std::string> stop_strings;  // generation ends before any of these
+};
+
+struct GenerationStats {
+  double load_ms = 0;
+  double ttft_ms = 0;         // time to first token, prefill included
+  double prefill_tok_s = 0;
+  double decode_tok_s = 0;
+  int32_t prompt_tokens = 0;
+  int32_t generated_tokens = 0;
+  // "eos", "stop_string", "max_new_tokens", "context_full", "cancelled" or "" (running)
+  std::string stop_reason;
+};
+
+class Runner {
+ public:
+  // Loads the program and its tokenizer: `tokenizer_path`, or the one embedded in the
+  // program when the path is empty. Checks that the program is an LLM program and that
+  // the tokenizer fits its vocabulary.
+  static Error load(const std::string& model_path, const std::string& tokenizer_path,
+                    std::unique_ptr<Runner>* out, std::string* message);
+  ~Runner();
+
+  // Streams the continuation of `prompt` (appended to the conversation in the cache).
+  // on_piece returns false to stop early. Text pieces never split a UTF-8 character.
+  Error generate(const std::string& prompt, const GenerationConfig& config,
+                 const std::function<bool(const std::string&)>& on_piece, std::string* message);
+  // The same on token ids (no text decoding); generated ids are appended to *out.
+  Error generate_ids(const std::vector<int32_t>& prompt, const GenerationConfig& config,
+                     std::vector<int32_t>* out, std::string* message);
+  // One chat turn: formats `user` with the program's chat template (and the system prompt
+  // on the first turn); earlier turns stay in the KV cache.
+  Error chat(const std::string& user, const GenerationConfig& config,
+             const std::function<bool(const std::string&)>& on_piece, std::string* message);
+
+  // Step-wise generation (what generate() is made of): begin() prefills and samples the first
+  // token; each next() yields one token and the text it completes (may be empty).
+  Error begin(const std::vector<int32_t>& prompt, const GenerationConfig& config, std::string* message);
+  Error next(int32_t* token, std::string* piece, bool* done, std::string* message);
+
+  void set_system_prompt(const std::string& system) { system_ = system; }
+  const std::string& system_prompt() const { return system_; }
+  // Forgets the conversation: the next prompt starts at position 0.
+  void reset();
+  // Asks a running generation to end after the current token (any thread).
+  void stop() { stop_requested_ = true; }
+
+  const GenerationStats& stats() const { return stats_; }
+  int32_t position() const { return pos_; }
+  int32_t max_seq_len() const { return max_seq_len_; }
+  int32_t vocab_size() const { return vocab_size_; }
+  const std::vector<int32_t>& eos_ids() const { return eos_ids_; }
+  Tokenizer& tokenizer() { return *tokenizer_; }
+  Module& module() { return *module_; }
+
+ private:
+  Runner() = default;
+  Error forward(const std::vector<int32_t>& tokens, std::string* message);
+  bool is_eos(int32_t token) const;
+
+  std::unique_ptr<Module> module_;
+  std::unique_ptr<Tokenizer> tokenizer_;
+  std::unique_ptr<SamplerChain> sampler_;
+  std::unique_ptr<TextStream> stream_;
+  std::vector<float> logits_;
+  std::vector<int32_t> eos_ids_;
+  std::vector<int32_t> generated_;
+  std::string decoded_;  // bytes of generated_ already handed to the stream
+  std::string system_;
+  GenerationConfig config_;
+  GenerationStats stats_;
+  int32_t pos_ = 0;
+  int32_t max_seq_len_ = 0;
+  int32_t vocab_size_ = 0;
+  int32_t next_token_ = -1;
+  bool chat_started_ = false;
+  int chat_format_ = 0;
+  double decode_ms_ = 0;
+  std::atomic<bool> stop_requested_{false};
+};
+
+}  // namespace pocket

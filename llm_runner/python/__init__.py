@@ -1,0 +1,1 @@
+/work/main/bindings/python/pocket/llm/__init__.py

@@ -1,0 +1,129 @@
+"""A Llama-family transformer with its KV cache in buffers, written for export.
+
+Module and parameter names follow Hugging Face checkpoints (model.layers.N.self_attn.q_proj,
+...), so a safetensors state dict loads as it is. forward(tokens, input_pos) runs T new
+tokens at positions input_pos .. input_pos+T-1 and returns the logits of the last one.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from pocket.exporter import custom_ops  # noqa: F401  (torch.ops.pocket.*)
+from pocket.llm.models.config import LlmConfig
+from pocket.llm.models.rope import apply_rope, rope_tables
+
+
+class RMSNorm(nn.Module):
+    def __init__(self, dim: int, eps: float):
+        super().__init__()
+        self.weight = nn.Parameter(torch.ones(dim))
+        self.eps = eps
+
+    def forward(self, x):
+        return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps) * self.weight
+
+
+class Attention(nn.Module):
+    def __init__(self, c: LlmConfig, max_seq_len: int):
+        super().__init__()
+        self.n_heads, self.n_kv_heads, self.head_dim = c.n_heads, c.n_kv_heads, c.head_dim
+        self.q_proj = nn.Linear(c.dim, c.n_heads * c.head_dim, bias=c.attention_bias)
+        self.k_proj = nn.Linear(c.dim, c.n_kv_heads * c.head_dim, bias=c.attention_bias)
+        self.v_proj = nn.Linear(c.dim, c.n_kv_heads * c.head_dim, bias=c.attention_bias)
+        self.o_proj = nn.Linear(c.n_heads * c.head_dim, c.dim, bias=False)
+        if c.qk_norm:
+            self.q_norm = RMSNorm(c.head_dim, c.norm_eps)
+            self.k_norm = RMSNorm(c.head_dim, c.norm_eps)
+        cache = (1, c.n_kv_heads, max_seq_len, c.head_dim)  # (batch, kv head, position, head dim)
+        self.register_buffer("k_cache", torch.zeros(cache), persistent=False)
+        self.register_buffer("v_cache", torch.zeros(cache), persistent=False)
+
+    def forward(self, x, cos, sin, input_pos):
+        b, t, _ = x.shape
+        q = self.q_proj(x).view(b, t, self.n_heads, self.head_dim)
+        k = self.k_proj(x).view(b, t, self.n_kv_heads, self.head_dim)
+        v = self.v_proj(x).view(b, t, self.n_kv_heads, self.head_dim)
+        if hasattr(self, "q_norm"):
+            q, k = self.q_norm(q), self.k_norm(k)
+        q, k = apply_rope(q, cos, sin), apply_rope(k, cos, sin)
+        q, k, v = q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2)  # (B, H, T, D)
+        k_all = torch.ops.pocket.update_cache(self.k_cache, k, input_pos)
+        v_all = torch.ops.pocket.update_cache(self.v_cache, v, input_pos)
+        self.k_cache.copy_(k_all)
+        self.v_cache.copy_(v_all)
+        y = torch.ops.pocket.sdpa(q, k_all, v_all, input_pos, self.head_dim ** -0.5)
+        return self.o_proj(y.transpose(1, 2).reshape(b, t, self.n_heads * self.head_dim))
+
+
+class MLP(nn.Module):
+    def __init__(self, c: LlmConfig):
+        super().__init__()
+        self.gate_proj = nn.Linear(c.dim, c.hidden_dim, bias=False)
+        self.up_proj = nn.Linear(c.dim, c.hidden_dim, bias=False)
+        self.down_proj = nn.Linear(c.hidden_dim, c.dim, bias=False)
+
+    def forward(self, x):
+        return self.down_proj(nn.functional.silu(self.gate_proj(x)) * self.up_proj(x))
+
+
+class Block(nn.Module):
+    def __init__(self, c: LlmConfig, max_seq_len: int):
+        super().__init__()
+        self.input_layernorm = RMSNorm(c.dim, c.norm_eps)
+        self.self_attn = Attention(c, max_seq_len)
+        self.post_attention_layernorm = RMSNorm(c.dim, c.norm_eps)
+        self.mlp = MLP(c)
+
+    def forward(self, x, cos, sin, input_pos):
+        x = x + self.self_attn(self.input_layernorm(x), cos, sin, input_pos)
+        return x + self.mlp(self.post_attention_layernorm(x))
+
+
+class Decoder(nn.Module):
+    def __init__(self, c: LlmConfig, max_seq_len: int):
+        super().__init__()
+        self.embed_tokens = nn.Embedding(c.vocab_size, c.dim)
+        self.layers = nn.ModuleList(Block(c, max_seq_len) for _ in range(c.n_layers))
+        self.norm = RMSNorm(c.dim, c.norm_eps)
+
+
+class Transformer(nn.Module):
+    def __init__(self, config: LlmConfig, max_seq_len: int):
+        super().__init__()
+        self.config, self.max_seq_len = config, max_seq_len
+        self.model = Decoder(config, max_seq_len)
+        self.lm_head = nn.Linear(config.dim, config.vocab_size, bias=False)
+        if config.tie_embeddings:
+            self.lm_head.weight = self.model.embed_tokens.weight
+        cos, sin = rope_tables(config.head_dim, config.rope_theta, config.rope_scaling, max_seq_len)
+        self.register_buffer("rope_cos", cos, persistent=False)  # (max_seq_len, head_dim)
+        self.register_buffer("rope_sin", sin, persistent=False)
+
+    def forward(self, tokens: torch.Tensor, input_pos: torch.Tensor) -> torch.Tensor:
+        """tokens (1, T) int64, input_pos (1,) int64 -> logits (1, vocab) of the last token."""
+        t = tokens.shape[1]
+        positions = torch.arange(t) + input_pos
+        cos, sin = self.rope_cos[positions], self.rope_sin[positions]  # (T, head_dim)
+        x = self.model.embed_tokens(tokens)
+        for layer in self.model.layers:
+            x = layer(x, cos, sin, input_pos)
+        return self.lm_head(self.model.norm(x[:, -1, :]))
+
+    @torch.no_grad()
+    def generate_greedy(self, prompt: list[int], max_new_tokens: int, eos_ids=()) -> list[int]:
+        """Eager greedy generation (the reference the runtime is tested against)."""
+        for layer in self.model.layers:
+            layer.self_attn.k_cache.zero_()
+            layer.self_attn.v_cache.zero_()
+        logits = self(torch.tensor([prompt]), torch.tensor([0]))
+        out, pos = [], len(prompt)
+        for _ in range(max_new_tokens):
+            token = int(logits.argmax(-1))
+            out.append(token)
+            if token in eos_ids or pos >= self.max_seq_len:
+                break
+            logits = self(torch.tensor([[token]]), torch.tensor([pos]))
+            pos += 1
+        return out

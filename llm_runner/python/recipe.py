@@ -1,0 +1,44 @@
+"""The LLM export recipe: one program with `prefill` (prompt length 1..max_seq_len) and
+`decode` (one token), sharing weights and the KV cache, plus the metadata the runner needs."""
+
+from __future__ import annotations
+
+import logging
+
+import torch
+from torch.export import Dim
+
+import pocket
+from pocket.llm.models.model import Transformer
+
+log = logging.getLogger("pocket.llm")
+
+# model family -> chat template family the runner formats prompts with
+CHAT_TEMPLATES = {"llama3": "llama3", "chatml": "chatml", "llama2": "llama2"}
+
+
+def export_llm(model: Transformer, chat_template: str = "none", bos_id: int | None = None,
+               eos_ids: tuple[int, ...] | None = None, metadata: dict | None = None) -> "pocket.Program":
+    """Exports `model` for the runner. chat_template: 'llama3', 'chatml', 'llama2' or 'none'."""
+    c = model.config
+    n = model.max_seq_len
+    if chat_template not in (*CHAT_TEMPLATES, "none"):
+        raise ValueError(f"unknown chat template {chat_template!r}; choose llama3, chatml, llama2 or none")
+    prompt = torch.zeros(1, min(4, n), dtype=torch.long)
+    one = torch.zeros(1, 1, dtype=torch.long)
+    pos = torch.zeros(1, dtype=torch.long)
+    seq = Dim("seq", min=1, max=n)
+    bos = c.bos_id if bos_id is None else bos_id
+    eos = c.eos_ids if eos_ids is None else eos_ids
+    meta = {
+        "pocket_llm": 1, "model_family": c.family, "max_seq_len": n, "vocab_size": c.vocab_size,
+        "n_layers": c.n_layers, "dim": c.dim, "chat_template": chat_template,
+        "bos_id": -1 if bos is None else bos, "eos_ids": ",".join(str(e) for e in eos),
+        **(metadata or {}),
+    }
+    log.info("exporting %s: %d layers, dim %d, vocab %d, max_seq_len %d", c.family, c.n_layers, c.dim,
+             c.vocab_size, n)
+    return pocket.export(None, methods={
+        "prefill": (model, (prompt, pos), ({1: seq}, None)),
+        "decode": (model, (one, pos)),
+    }, metadata=meta)

@@ -1,0 +1,41 @@
+#include "chat_template.h"
+
+namespace pocket {
+
+ChatFormat parse_chat_format(const std::string& name) {
+  if (name == "llama3") return ChatFormat::Llama3;
+  if (name == "chatml") return ChatFormat::ChatML;
+  if (name == "llama2") return ChatFormat::Llama2;
+  return ChatFormat::None;
+}
+
+static std::string llama3(const std::string& system, const std::string& user, bool first) {
+  auto header = [](const char* role) { return std::string("<|start_header_id|>") + role + "<|end_header_id|>\n\n"; };
+  std::string s = first ? "<|begin_of_text|>" : "<|eot_id|>";
+  if (first && !system.empty()) s += header("system") + system + "<|eot_id|>";
+  return s + header("user") + user + "<|eot_id|>" + header("assistant");
+}
+
+static std::string chatml(const std::string& system, const std::string& user, bool first) {
+  std::string s = first ? "" : "<|im_end|>\n";
+  if (first && !system.empty()) s += "<|im_start|>system\n" + system + "<|im_end|>\n";
+  return s + "<|im_start|>user\n" + user + "<|im_end|>\n<|im_start|>assistant\n";
+}
+
+static std::string llama2(const std::string& system, const std::string& user, bool first) {
+  std::string s = first ? "<s>[INST] " : " </s><s>[INST] ";
+  if (first && !system.empty()) s += "<<SYS>>\n" + system + "\n<</SYS>>\n\n";
+  return s + user + " [/INST]";
+}
+
+std::string format_chat_turn(ChatFormat format, const std::string& system, const std::string& user, bool first) {
+  switch (format) {
+    case ChatFormat::Llama3: return llama3(system, user, first);
+    case ChatFormat::ChatML: return chatml(system, user, first);
+    case ChatFormat::Llama2: return llama2(system, user, first);
+    case ChatFormat::None: break;
+  }
+  return first ? user : "\n" + user;
+}
+
+}  // namespace pocket

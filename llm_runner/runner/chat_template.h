@@ -1,0 +1,19 @@
+// Chat prompt formats for the model families Pocket knows, chosen from program metadata
+// ("chat_template": llama3, chatml or llama2).
+#pragma once
+
+#include <string>
+
+namespace pocket {
+
+enum class ChatFormat { None, Llama3, ChatML, Llama2 };
+
+// Parses a metadata value; unknown names give ChatFormat::None.
+ChatFormat parse_chat_format(const std::string& name);
+
+// The text of one user turn, ready to be tokenized and followed by the assistant's reply.
+// `first` starts the conversation (with the system prompt, if any); later turns first close
+// the previous reply (whose end-of-turn token was sampled but not fed to the model).
+std::string format_chat_turn(ChatFormat format, const std::string& system, const std::string& user, bool first);
+
+}  // namespace pocket

@@ -1,0 +1,425 @@
+// Helpers for the elementwise kernels (op_add.cpp, op_where.cpp, op_sigmoid.cpp, ...): torch's
+// type promotion, conversion between dtypes, Scalar arguments as 0-d tensors, and unary,
+// binary and ternary loops over broadcast, possibly strided inputs. Nothing here allocates.
+//
+// The dtype rule: an op computes in one "compute" dtype C. For arithmetic it is the output's
+// dtype (the exporter gives outputs the dtype torch computed); comparisons use torch's promoted
+// dtype of their inputs. Inputs of another dtype are converted to C element by element, as
+// torch casts its inputs to the common dtype, and results are converted to the output's dtype.
+// Float16 and BFloat16 are not supported yet: kernels fail with Unsupported on them.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <type_traits>
+
+#include "util.h"
+
+namespace pocket {
+namespace detail {
+
+// ---- dtypes of C++ types
+
+template <typename T>
+struct DtypeOf;
+template <> struct DtypeOf<float> { static constexpr ScalarType value = ScalarType::Float32; };
+template <> struct DtypeOf<double> { static constexpr ScalarType value = ScalarType::Float64; };
+template <> struct DtypeOf<int64_t> { static constexpr ScalarType value = ScalarType::Int64; };
+template <> struct DtypeOf<int32_t> { static constexpr ScalarType value = ScalarType::Int32; };
+template <> struct DtypeOf<int16_t> { static constexpr ScalarType value = ScalarType::Int16; };
+template <> struct DtypeOf<int8_t> { static constexpr ScalarType value = ScalarType::Int8; };
+template <> struct DtypeOf<uint8_t> { static constexpr ScalarType value = ScalarType::UInt8; };
+template <> struct DtypeOf<bool> { static constexpr ScalarType value = ScalarType::Bool; };
+
+// Element i of memory holding dtype t, converted to T (nonzero is true for bool).
+template <typename T>
+inline T read_as(const void* p, ScalarType t, int64_t i) {
+  switch (t) {
+    case ScalarType::Float32: return static_cast<T>(static_cast<const float*>(p)[i]);
+    case ScalarType::Float64: return static_cast<T>(static_cast<const double*>(p)[i]);
+    case ScalarType::Int64: return static_cast<T>(static_cast<const int64_t*>(p)[i]);
+    case ScalarType::Int32: return static_cast<T>(static_cast<const int32_t*>(p)[i]);
+    case ScalarType::Int16: return static_cast<T>(static_cast<const int16_t*>(p)[i]);
+    case ScalarType::Int8: return static_cast<T>(static_cast<const int8_t*>(p)[i]);
+    case ScalarType::UInt8: return static_cast<T>(static_cast<const uint8_t*>(p)[i]);
+    case ScalarType::Bool: return static_cast<T>(static_cast<const bool*>(p)[i]);
+    default: return T(0);
+  }
+}
+
+// Stores v as element i of memory holding dtype t.
+template <typename T>
+inline void write_as(void* p, ScalarType t, int64_t i, T v) {
+  switch (t) {
+    case ScalarType::Float32: static_cast<float*>(p)[i] = static_cast<float>(v); break;
+    case ScalarType::Float64: static_cast<double*>(p)[i] = static_cast<double>(v); break;
+    case ScalarType::Int64: static_cast<int64_t*>(p)[i] = static_cast<int64_t>(v); break;
+    case ScalarType::Int32: static_cast<int32_t*>(p)[i] = static_cast<int32_t>(v); break;
+    case ScalarType::Int16: static_cast<int16_t*>(p)[i] = static_cast<int16_t>(v); break;
+    case ScalarType::Int8: static_cast<int8_t*>(p)[i] = static_cast<int8_t>(v); break;
+    case ScalarType::UInt8: static_cast<uint8_t*>(p)[i] = static_cast<uint8_t>(v); break;
+    case ScalarType::Bool: static_cast<bool*>(p)[i] = static_cast<bool>(v); break;
+    default: break;
+  }
+}
+
+// A Scalar argument (Int, Double or Bool value) converted to T.
+template <typename T>
+inline T scalar_value(const Value& v) {
+  if (v.tag == Value::Tag::Int) return static_cast<T>(v.i);
+  if (v.tag == Value::Tag::Bool) return static_cast<T>(v.b);
+  return static_cast<T>(v.d);
+}
+
+// Fails with Unsupported unless the kernels can read and write t's dtype.
+Error check_supported(KernelContext& ctx, const char* op, const Tensor& t);
+
+// torch.promote_types for two dtypes.
+ScalarType promote_types(ScalarType a, ScalarType b);
+// torch's result dtype of two tensors: a 0-d tensor only decides the category (bool, integer,
+// floating) when the other tensor has dims, as in torch.result_type.
+ScalarType promote_tensors(const Tensor& a, const Tensor& b);
+// torch's result dtype of a tensor and a Scalar (a double Scalar counts as float32).
+ScalarType promote_with_scalar(ScalarType t, const Value& s);
+
+// Whether a String value equals s.
+bool string_is(const Value& v, const char* s);
+
+// A 0-d tensor holding a Scalar argument converted to `dtype`, so that Scalar overloads reuse
+// the tensor loops. Not copyable: the tensor points into the object.
+class ScalarTensor {
+ public:
+  ScalarTensor(const Value& s, ScalarType dtype);
+  ScalarTensor(const ScalarTensor&) = delete;
+  ScalarTensor& operator=(const ScalarTensor&) = delete;
+  const Tensor& tensor() const { return tensor_; }
+
+ private:
+  alignas(8) unsigned char storage_[8] = {0};
+  Tensor tensor_;
+};
+
+// ---- dispatch on the compute dtype, by the kinds of dtypes an op accepts
+
+enum class Kinds { All, Numeric, Floating, Integral };  // Numeric: no bool; Integral: with bool
+
+template <Kinds K, typename T>
+constexpr bool kind_accepts() {
+  if (K == Kinds::Floating) return std::is_floating_point<T>::value;
+  if (K == Kinds::Integral) return !std::is_floating_point<T>::value;
+  if (K == Kinds::Numeric) return !std::is_same<T, bool>::value;
+  return true;
+}
+
+const char* kinds_name(Kinds k);
+
+template <Kinds K, typename T, typename F>
+bool call_if_accepted(F& f) {
+  if constexpr (kind_accepts<K, T>()) {
+    f(T{});
+    return true;
+  } else {
+    return false;
+  }
+}
+
+// Calls f(T{}) with T the C++ type of `t` when K accepts it (only those T are instantiated).
+template <Kinds K, typename F>
+Error dispatch_kinds(KernelContext& ctx, const char* op, ScalarType t, F&& f) {
+  bool ok = false;
+  switch (t) {
+    case ScalarType::Float32: ok = call_if_accepted<K, float>(f); break;
+    case ScalarType::Float64: ok = call_if_accepted<K, double>(f); break;
+    case ScalarType::Int64: ok = call_if_accepted<K, int64_t>(f); break;
+    case ScalarType::Int32: ok = call_if_accepted<K, int32_t>(f); break;
+    case ScalarType::Int16: ok = call_if_accepted<K, int16_t>(f); break;
+    case ScalarType::Int8: ok = call_if_accepted<K, int8_t>(f); break;
+    case ScalarType::UInt8: ok = call_if_accepted<K, uint8_t>(f); break;
+    case ScalarType::Bool: ok = call_if_accepted<K, bool>(f); break;
+    default: break;
+  }
+  if (ok) return Error::Ok;
+  return ctx.fail(Error::Unsupported, "%s: dtype %s is not supported (%s expected)", op,
+                  scalar_type_name(t), kinds_name(K));
+}
+
+// ---- arithmetic as torch defines it
+
+template <typename T>
+inline bool nan_value(T v) {
+  if constexpr (std::is_floating_point<T>::value) {
+    return std::isnan(v);
+  } else {
+    return false;
+  }
+}
+
+// maximum/minimum that propagate NaN (torch.maximum, clamp).
+template <typename T>
+inline T max_nan(T a, T b) {
+  if (nan_value(a)) return a;
+  if (nan_value(b)) return b;
+  return a > b ? a : b;
+}
+template <typename T>
+inline T min_nan(T a, T b) {
+  if (nan_value(a)) return a;
+  if (nan_value(b)) return b;
+  return a < b ? a : b;
+}
+
+// -x for floats; two's complement negation for integers (INT_MIN stays INT_MIN, no overflow).
+template <typename T>
+inline T negate(T x) {
+  if constexpr (std::is_floating_point<T>::value) {
+    return -x;
+  } else {
+    return static_cast<T>(uint64_t(0) - static_cast<uint64_t>(x));
+  }
+}
+
+// Integer x / y truncated toward zero; y != 0 (the caller checks). MIN / -1 wraps to MIN
+// instead of trapping.
+template <typename T>
+inline T div_trunc_int(T x, T y) {
+  if constexpr (std::is_signed<T>::value) {
+    if (y == -1) return negate(x);
+  }
+  return static_cast<T>(x / y);
+}
+
+// Integer x % y with C's sign (of x): torch.fmod; y != 0.
+template <typename T>
+inline T fmod_int(T x, T y) {
+  if constexpr (std::is_signed<T>::value) {
+    if (y == -1) return 0;
+  }
+  return static_cast<T>(x % y);
+}
+
+// Integer x // y rounded toward negative infinity (Python's floor division); y != 0.
+template <typename T>
+inline T div_floor_int(T x, T y) {
+  T q = div_trunc_int(x, y);
+  if constexpr (std::is_signed<T>::value) {
+    if ((x < 0) != (y < 0) && fmod_int(x, y) != 0) q = static_cast<T>(q - 1);
+  }
+  return q;
+}
+
+// Integer remainder with the sign of y (Python's %): torch.remainder; y != 0.
+template <typename T>
+inline T remainder_int(T x, T y) {
+  T r = fmod_int(x, y);
+  if constexpr (std::is_signed<T>::value) {
+    if (r != 0 && (r < 0) != (y < 0)) r = static_cast<T>(r + y);
+  }
+  return r;
+}
+
+// Floating remainder with the sign of y (torch.remainder).
+template <typename T>
+inline T remainder_float(T x, T y) {
+  T r = std::fmod(x, y);
+  if (r != 0 && (r < 0) != (y < 0)) r += y;
+  return r;
+}
+
+// Floating floor division as Python computes it: from fmod, so that x == q * y + r holds
+// better than with floor(x / y); a zero divisor gives x / y (inf or nan).
+template <typename T>
+inline T div_floor_float(T x, T y) {
+  if (y == 0) return x / y;
+  T r = std::fmod(x, y);
+  T q = (x - r) / y;
+  if (r != 0 && (y < 0) != (r < 0)) q -= 1;
+  if (q == 0) return std::copysign(T(0), x / y);
+  T f = std::floor(q);
+  return q - f > T(0.5) ? f + 1 : f;
+}
+
+// ---- loops. `out` is contiguous (resized by the caller); inputs may be strided and
+// broadcast. Inputs are converted to C, results to the output's dtype.
+
+// Whether t can be read with the output's flat index (contiguous, nothing broadcast).
+inline bool flat_like(const Tensor& t, const Tensor& out) {
+  return t.is_contiguous() && t.numel() == out.numel();
+}
+
+template <typename C, typename R, typename F>
+void unary_loop(const Tensor& in, Tensor& out, F& f) {
+  int64_t strides[1][kMaxDim];
+  for (int d = 0; d < in.dim; ++d) strides[0][d] = in.strides[d];
+  int64_t i = 0;
+  if (in.dtype == DtypeOf<C>::value && out.dtype == DtypeOf<R>::value) {
+    const C* x = in.data_as<const C>();
+    R* y = out.data_as<R>();
+    if (flat_like(in, out)) {
+      for (int64_t n = out.numel(); i < n; ++i) y[i] = static_cast<R>(f(x[i]));
+      return;
+    }
+    for_each_offset<1>(in.sizes, in.dim, strides,
+                       [&](const int64_t* o) { y[i++] = static_cast<R>(f(x[o[0]])); });
+    return;
+  }
+  for_each_offset<1>(in.sizes, in.dim, strides, [&](const int64_t* o) {
+    C x = read_as<C>(in.data, in.dtype, o[0]);
+    write_as<R>(out.data, out.dtype, i++, static_cast<R>(f(x)));
+  });
+}
+
+template <typename C, typename R, typename F>
+void binary_loop(const Tensor& a, const Tensor& b, Tensor& out, const int64_t (*strides)[kMaxDim],
+                 F& f) {
+  int64_t i = 0;
+  constexpr ScalarType c = DtypeOf<C>::value;
+  if (a.dtype == c && b.dtype == c && out.dtype == DtypeOf<R>::value) {
+    const C* x = a.data_as<const C>();
+    const C* y = b.data_as<const C>();
+    R* z = out.data_as<R>();
+    if (flat_like(a, out) && flat_like(b, out)) {
+      for (int64_t n = out.numel(); i < n; ++i) z[i] = static_cast<R>(f(x[i], y[i]));
+      return;
+    }
+    for_each_offset<2>(out.sizes, out.dim, strides, [&](const int64_t* o) {
+      z[i++] = static_cast<R>(f(x[o[0]], y[o[1]]));
+    });
+    return;
+  }
+  for_each_offset<2>(out.sizes, out.dim, strides, [&](const int64_t* o) {
+    C x = read_as<C>(a.data, a.dtype, o[0]);
+    C y = read_as<C>(b.data, b.dtype, o[1]);
+    write_as<R>(out.data, out.dtype, i++, static_cast<R>(f(x, y)));
+  });
+}
+
+// f(a, b, c) with a converted to A and b, c to C (where: A is bool).
+template <typename A, typename C, typename F>
+void ternary_loop(const Tensor& a, const Tensor& b, const Tensor& c, Tensor& out,
+                  const int64_t (*strides)[kMaxDim], F& f) {
+  int64_t i = 0;
+  constexpr ScalarType t = DtypeOf<C>::value;
+  if (a.dtype == DtypeOf<A>::value && b.dtype == t && c.dtype == t && out.dtype == t) {
+    const A* x = a.data_as<const A>();
+    const C* y = b.data_as<const C>();
+    const C* z = c.data_as<const C>();
+    C* w = out.data_as<C>();
+    for_each_offset<3>(out.sizes, out.dim, strides, [&](const int64_t* o) {
+      w[i++] = static_cast<C>(f(x[o[0]], y[o[1]], z[o[2]]));
+    });
+    return;
+  }
+  for_each_offset<3>(out.sizes, out.dim, strides, [&](const int64_t* o) {
+    A x = read_as<A>(a.data, a.dtype, o[0]);
+    C y = read_as<C>(b.data, b.dtype, o[1]);
+    C z = read_as<C>(c.data, c.dtype, o[2]);
+    write_as<C>(out.data, out.dtype, i++, static_cast<C>(f(x, y, z)));
+  });
+}
+
+// Checks the dtypes of `n` inputs and `out`, broadcasts the inputs' shapes, resizes `out` to
+// the result and sets strides[k] to input k's strides in that shape.
+Error broadcast_inputs(KernelContext& ctx, const char* op, const Tensor* const* ins, int n,
+                       Tensor& out, int64_t (*strides)[kMaxDim]);
+
+// ---- whole kernels: check, resize, dispatch on `compute` (which K must accept), loop.
+
+// out = f(in), f computing in C; the result is stored in out's dtype.
+template <Kinds K, typename F>
+Error unary_op(KernelContext& ctx, const char* op, ScalarType compute, const Tensor& in,
+               Tensor& out, F&& f) {
+  Error e = check_supported(ctx, op, in);
+  if (e == Error::Ok) e = check_supported(ctx, op, out);
+  if (e == Error::Ok) e = resize_output(ctx, op, out, in.sizes, in.dim);
+  if (e != Error::Ok) return e;
+  return dispatch_kinds<K>(ctx, op, compute, [&](auto tag) {
+    using C = decltype(tag);
+    unary_loop<C, C>(in, out, f);
+  });
+}
+
+// exp, sin, sigmoid, ...: floating output (its dtype is torch's); integer and bool inputs are
+// converted, as torch promotes them.
+template <typename F>
+Error unary_to_float(KernelContext& ctx, const char* op, Value** args, F&& f) {
+  Tensor& out = args[1]->tensor;
+  return unary_op<Kinds::Floating>(ctx, op, out.dtype, args[0]->tensor, out, f);
+}
+
+// out = f(in) for a bool-valued f (isnan, logical_not); out must be bool.
+template <Kinds K, typename F>
+Error unary_predicate(KernelContext& ctx, const char* op, ScalarType compute, const Tensor& in,
+                      Tensor& out, F&& f) {
+  Error e = check_supported(ctx, op, in);
+  if (e == Error::Ok) e = expect_dtype(ctx, op, "out", out, ScalarType::Bool);
+  if (e == Error::Ok) e = resize_output(ctx, op, out, in.sizes, in.dim);
+  if (e != Error::Ok) return e;
+  return dispatch_kinds<K>(ctx, op, compute, [&](auto tag) {
+    using C = decltype(tag);
+    unary_loop<C, bool>(in, out, f);
+  });
+}
+
+// out = f(a, b) over broadcast a and b, f computing in C.
+template <Kinds K, typename F>
+Error binary_op(KernelContext& ctx, const char* op, ScalarType compute, const Tensor& a,
+                const Tensor& b, Tensor& out, F&& f) {
+  const Tensor* ins[2] = {&a, &b};
+  int64_t strides[2][kMaxDim];
+  Error e = broadcast_inputs(ctx, op, ins, 2, out, strides);
+  if (e != Error::Ok) return e;
+  return dispatch_kinds<K>(ctx, op, compute, [&](auto tag) {
+    using C = decltype(tag);
+    binary_loop<C, C>(a, b, out, strides, f);
+  });
+}
+
+// out = f(a, b) for a bool-valued f (comparisons, logical ops); out must be bool.
+template <Kinds K, typename F>
+Error binary_predicate(KernelContext& ctx, const char* op, ScalarType compute, const Tensor& a,
+                       const Tensor& b, Tensor& out, F&& f) {
+  Error e = expect_dtype(ctx, op, "out", out, ScalarType::Bool);
+  if (e != Error::Ok) return e;
+  const Tensor* ins[2] = {&a, &b};
+  int64_t strides[2][kMaxDim];
+  e = broadcast_inputs(ctx, op, ins, 2, out, strides);
+  if (e != Error::Ok) return e;
+  return dispatch_kinds<K>(ctx, op, compute, [&](auto tag) {
+    using C = decltype(tag);
+    binary_loop<C, bool>(a, b, out, strides, f);
+  });
+}
+
+// logical_and/or/xor: inputs of any dtype read as bool (nonzero is true), bool output.
+template <typename F>
+Error logical_binary(KernelContext& ctx, const char* op, Value** args, F&& f) {
+  const Tensor& a = args[0]->tensor;
+  const Tensor& b = args[1]->tensor;
+  Tensor& out = args[2]->tensor;
+  Error e = expect_dtype(ctx, op, "out", out, ScalarType::Bool);
+  if (e != Error::Ok) return e;
+  const Tensor* ins[2] = {&a, &b};
+  int64_t strides[2][kMaxDim];
+  e = broadcast_inputs(ctx, op, ins, 2, out, strides);
+  if (e == Error::Ok) binary_loop<bool, bool>(a, b, out, strides, f);
+  return e;
+}
+
+// eq/ne/lt/le/gt/ge: compared in torch's promoted dtype, bool out.
+template <typename F>
+Error compare_tensors(KernelContext& ctx, const char* op, Value** args, F&& f) {
+  const Tensor& a = args[0]->tensor;
+  const Tensor& b = args[1]->tensor;
+  return binary_predicate<Kinds::All>(ctx, op, promote_tensors(a, b), a, b, args[2]->tensor, f);
+}
+
+template <typename F>
+Error compare_scalar(KernelContext& ctx, const char* op, Value** args, F&& f) {
+  const Tensor& a = args[0]->tensor;
+  ScalarType compute = promote_with_scalar(a.dtype, *args[1]);
+  ScalarTensor b(*args[1], compute);
+  return binary_predicate<Kinds::All>(ctx, op, compute, a, b.tensor(), args[2]->tensor, f);
+}
+
+}  // namespace detail
+}  // namespace pocket

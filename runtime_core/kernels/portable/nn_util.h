@@ -1,0 +1,111 @@
+// Helpers for the neural-network and reduction kernels: typed loads and stores across
+// dtypes, contiguous views of strided inputs (copied into temp memory), and the checks of
+// conv/pool parameter lists. Nothing here touches the heap.
+#pragma once
+
+#include <cstdint>
+
+#include "util.h"
+
+namespace pocket {
+namespace detail {
+
+// Element i of `p` (dtype t) converted to R.
+template <typename R>
+inline R load_as(const void* p, ScalarType t, int64_t i) {
+  switch (t) {
+    case ScalarType::Float32: return static_cast<R>(static_cast<const float*>(p)[i]);
+    case ScalarType::Float64: return static_cast<R>(static_cast<const double*>(p)[i]);
+    case ScalarType::Int64: return static_cast<R>(static_cast<const int64_t*>(p)[i]);
+    case ScalarType::Int32: return static_cast<R>(static_cast<const int32_t*>(p)[i]);
+    case ScalarType::Int16: return static_cast<R>(static_cast<const int16_t*>(p)[i]);
+    case ScalarType::Int8: return static_cast<R>(static_cast<const int8_t*>(p)[i]);
+    case ScalarType::UInt8: return static_cast<R>(static_cast<const uint8_t*>(p)[i]);
+    case ScalarType::Bool: return static_cast<R>(static_cast<const bool*>(p)[i] ? 1 : 0);
+    default: return R(0);
+  }
+}
+
+// Stores v (of type R) as element i of `p` (dtype t).
+template <typename R>
+inline void store_as(void* p, ScalarType t, int64_t i, R v) {
+  switch (t) {
+    case ScalarType::Float32: static_cast<float*>(p)[i] = static_cast<float>(v); break;
+    case ScalarType::Float64: static_cast<double*>(p)[i] = static_cast<double>(v); break;
+    case ScalarType::Int64: static_cast<int64_t*>(p)[i] = static_cast<int64_t>(v); break;
+    case ScalarType::Int32: static_cast<int32_t*>(p)[i] = static_cast<int32_t>(v); break;
+    case ScalarType::Int16: static_cast<int16_t*>(p)[i] = static_cast<int16_t>(v); break;
+    case ScalarType::Int8: static_cast<int8_t*>(p)[i] = static_cast<int8_t>(v); break;
+    case ScalarType::UInt8: static_cast<uint8_t*>(p)[i] = static_cast<uint8_t>(v); break;
+    case ScalarType::Bool: static_cast<bool*>(p)[i] = v != R(0); break;
+    default: break;
+  }
+}
+
+// Whether the (float or integer) value is NaN; written so it also compiles for integers.
+template <typename T>
+inline bool is_nan(T v) {
+  return v != v;  // NOLINT(misc-redundant-expression)
+}
+
+// A Scalar argument (int, double or bool value) converted to T.
+template <typename T>
+inline T scalar_as(const Value& v) {
+  if (v.tag == Value::Tag::Int) return static_cast<T>(v.i);
+  if (v.tag == Value::Tag::Bool) return static_cast<T>(v.b ? 1 : 0);
+  return static_cast<T>(v.d);
+}
+
+// Points *data at t's elements in row-major order: t's own memory when it is contiguous,
+// else a copy in temp memory (valid until the kernel returns). T is t's C++ element type.
+template <typename T>
+Error contiguous_data(KernelContext& ctx, const char* op, const char* arg, const Tensor& t,
+                      const T** data) {
+  if (t.is_contiguous()) {
+    *data = t.data_as<const T>();
+    return Error::Ok;
+  }
+  size_t bytes = static_cast<size_t>(t.numel()) * sizeof(T);
+  T* copy = static_cast<T*>(ctx.allocate_temp(bytes > 0 ? bytes : 1));
+  if (copy == nullptr)
+    return ctx.fail(Error::OutOfMemory, "%s: no temp memory for a contiguous copy of %s (%zu bytes)",
+                    op, arg, bytes);
+  int64_t strides[1][kMaxDim];
+  for (int d = 0; d < t.dim; ++d) strides[0][d] = t.strides[d];
+  const T* src = t.data_as<const T>();
+  int64_t i = 0;
+  for_each_offset<1>(t.sizes, t.dim, strides, [&](const int64_t* o) { copy[i++] = src[o[0]]; });
+  *data = copy;
+  return Error::Ok;
+}
+
+// Reads a conv/pool parameter list ("stride", "padding", ...) of 1 or n items into out[0..n),
+// repeating a single item. Fails unless every item is in [min_value, 2^32].
+Error expand_param(KernelContext& ctx, const char* op, const char* name, const IntList& list,
+                   int n, int64_t min_value, int64_t* out);
+
+// Fails unless `t` has shape [n] and dtype `dtype` (for weight/bias/statistics vectors).
+Error expect_vector(KernelContext& ctx, const char* op, const char* arg, const Tensor& t,
+                    int64_t n, ScalarType dtype);
+
+// Fails unless `t` has dtype float32 or float64 and matches `out`'s dtype.
+Error expect_float_io(KernelContext& ctx, const char* op, const Tensor& t, const Tensor& out);
+
+// A 2d pooling window over the last two dims of a (c, h, w) or (n, c, h, w) input.
+struct Pool2d {
+  int64_t planes = 0;            // n * c
+  int64_t in_h = 0, in_w = 0, out_h = 0, out_w = 0;
+  int64_t k[2] = {1, 1}, stride[2] = {1, 1}, pad[2] = {0, 0}, dil[2] = {1, 1};
+  int64_t out_sizes[4] = {0, 0, 0, 0};  // output shape, `dim` dims like the input
+  int dim = 0;
+};
+
+// Reads kernel_size, stride (empty: the kernel size), padding and dilation (null: 1) as
+// ATen's pooling ops do, checks them against `in` and computes the output extent (ceil_mode
+// rounds up, but a window may not start inside the right/bottom padding).
+Error plan_pool2d(KernelContext& ctx, const char* op, const Tensor& in, const IntList& kernel,
+                  const IntList& stride, const IntList& padding, const IntList* dilation,
+                  bool ceil_mode, Pool2d* p);
+
+}  // namespace detail
+}  // namespace pocket

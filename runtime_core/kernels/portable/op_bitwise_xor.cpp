@@ -1,0 +1,14 @@
+// aten::bitwise_xor.Tensor(Tensor self, Tensor other) -> Tensor
+#include "elementwise_util.h"
+
+namespace pocket {
+
+// Integer and bool dtypes only, computed in the output's dtype.
+Error op_bitwise_xor_tensor(KernelContext& ctx, Value** args) {
+  Tensor& out = args[2]->tensor;
+  return detail::binary_op<detail::Kinds::Integral>(ctx, "bitwise_xor", out.dtype, args[0]->tensor,
+                                                    args[1]->tensor, out,
+                                                    [](auto x, auto y) { return x ^ y; });
+}
+
+}  // namespace pocket

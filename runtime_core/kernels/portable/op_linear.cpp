@@ -1,0 +1,74 @@
+// aten::linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor
+#include "nn_util.h"
+
+namespace pocket {
+
+// Dot product of two contiguous rows with 8 partial sums, so the loop vectorizes without
+// reassociation flags.
+template <typename T>
+static T dot(const T* a, const T* b, int64_t n) {
+  T part[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    for (int j = 0; j < 8; ++j) part[j] += a[i + j] * b[i + j];
+  T sum = ((part[0] + part[1]) + (part[2] + part[3])) + ((part[4] + part[5]) + (part[6] + part[7]));
+  for (; i < n; ++i) sum += a[i] * b[i];
+  return sum;
+}
+
+// x (m, k) · w (n, k)ᵀ + b (n) -> y (m, n)
+template <typename T>
+static void linear_rows(const T* x, const T* w, const T* b, T* y, int64_t m, int64_t n,
+                        int64_t k) {
+  for (int64_t r = 0; r < m; ++r)
+    for (int64_t c = 0; c < n; ++c)
+      y[r * n + c] = dot(x + r * k, w + c * k, k) + (b != nullptr ? b[c] : T(0));
+}
+
+static Error check_linear(KernelContext& ctx, const Tensor& in, const Tensor& w, const Tensor* b,
+                          const Tensor& out) {
+  Error e = detail::expect_float_io(ctx, "linear", in, out);
+  if (e == Error::Ok) e = detail::expect_dtype(ctx, "linear", "weight", w, in.dtype);
+  if (e != Error::Ok) return e;
+  char buf[128];
+  if (in.dim < 1)
+    return ctx.fail(Error::InvalidArgument, "linear: input is 0-d, expected at least 1 dim");
+  if (w.dim != 2)
+    return ctx.fail(Error::InvalidArgument, "linear: weight has shape %s, expected 2 dims [out, in]",
+                    shape_string(w.sizes, w.dim, buf, sizeof buf));
+  if (w.sizes[1] != in.sizes[in.dim - 1])
+    return ctx.fail(Error::InvalidArgument,
+                    "linear: weight has %lld input features, input has %lld (last dim of %s)",
+                    static_cast<long long>(w.sizes[1]), static_cast<long long>(in.sizes[in.dim - 1]),
+                    shape_string(in.sizes, in.dim, buf, sizeof buf));
+  if (b != nullptr) return detail::expect_vector(ctx, "linear", "bias", *b, w.sizes[0], in.dtype);
+  return Error::Ok;
+}
+
+Error op_linear(KernelContext& ctx, Value** args) {
+  const Tensor& in = args[0]->tensor;      // (..., k)
+  const Tensor& weight = args[1]->tensor;  // (n, k)
+  const Tensor* bias = args[2]->is_none() ? nullptr : &args[2]->tensor;  // (n)
+  Tensor& out = args[3]->tensor;           // (..., n)
+  Error e = check_linear(ctx, in, weight, bias, out);
+  if (e != Error::Ok) return e;
+  int64_t sizes[kMaxDim];
+  for (int d = 0; d < in.dim; ++d) sizes[d] = in.sizes[d];
+  sizes[in.dim - 1] = weight.sizes[0];
+  e = detail::resize_output(ctx, "linear", out, sizes, in.dim);
+  if (e != Error::Ok) return e;
+  int64_t k = weight.sizes[1], n = weight.sizes[0], m = 1;
+  for (int d = 0; d < in.dim - 1; ++d) m *= in.sizes[d];
+  Error dispatched = detail::dispatch_float(ctx, "linear", in.dtype, [&](auto tag) {
+    using T = decltype(tag);
+    const T *x = nullptr, *w = nullptr, *b = nullptr;
+    e = detail::contiguous_data(ctx, "linear", "input", in, &x);
+    if (e == Error::Ok) e = detail::contiguous_data(ctx, "linear", "weight", weight, &w);
+    if (e == Error::Ok && bias != nullptr)
+      e = detail::contiguous_data(ctx, "linear", "bias", *bias, &b);
+    if (e == Error::Ok) linear_rows(x, w, b, out.data_as<T>(), m, n, k);
+  });
+  return dispatched != Error::Ok ? dispatched : e;
+}
+
+}  // namespace pocket

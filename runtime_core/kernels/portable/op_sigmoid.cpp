@@ -1,0 +1,14 @@
+// aten::sigmoid(Tensor self) -> Tensor
+#include "elementwise_util.h"
+
+namespace pocket {
+
+// 1 / (1 + exp(-x)); integer inputs give a float output, as in torch.
+Error op_sigmoid(KernelContext& ctx, Value** args) {
+  return detail::unary_to_float(ctx, "sigmoid", args, [](auto x) {
+    using T = decltype(x);
+    return T(1) / (T(1) + std::exp(-x));
+  });
+}
+
+}  // namespace pocket
