@@ -10,6 +10,7 @@ cmake -S "$root" -B "$build" -G Ninja -DPOCKET_BUILD_PYTHON=ON -DPOCKET_BUILD_TE
   -Dpybind11_DIR="$(python3 -m pybind11 --cmakedir)" >/dev/null
 ninja -C "$build" > "$build/ninja.log" || { tail -30 "$build/ninja.log"; exit 1; }
 pkg="$build/python/pocket"
+rm -rf "$build/python"  # rebuilt from scratch: never write through an old symlink
 mkdir -p "$pkg"
 for f in "$root"/bindings/python/pocket/*; do
   [ "$(basename "$f")" = llm ] || ln -sfn "$f" "$pkg/$(basename "$f")"
