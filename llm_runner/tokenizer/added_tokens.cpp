@@ -75,7 +75,8 @@ void AddedTokenSplitter::split(const std::string& text, bool at_start, bool pars
     size_t start = pos, stop = pos + len, cp_start = 0;
     if (tok.single_word) {
       bool word_before = start > 0 && is_word(last_code_point(s, start, &cp_start));
-      bool word_after = stop < s.size() && is_word(utf8_decode(s.data() + stop, s.size() - stop, &len));
+      size_t next_len = 0;
+      bool word_after = stop < s.size() && is_word(utf8_decode(s.data() + stop, s.size() - stop, &next_len));
       if (word_before || word_after) {
         pos = stop;
         continue;

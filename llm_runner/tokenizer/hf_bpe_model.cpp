@@ -31,11 +31,8 @@ bool HfBpeModel::parse(JsonRef model, bool byte_level, std::string* error) {
   if (!parse_vocab(model.get("vocab"), error) || !parse_merges(model.get("merges"), error)) return false;
   JsonRef unk = model.get("unk_token");
   if (unk.is_string()) {
-    auto it = lookup_.find(std::string(unk.str()));
-    // The unk token's text is looked up as text, also in a byte-level model.
     for (const auto& e : entries_)
       if (e.first == unk.str()) unk_ = e.second;
-    if (unk_ < 0 && it != lookup_.end()) unk_ = it->second;
     if (unk_ < 0) return *error = "model.unk_token " + quoted(unk.str()) + " is not in the vocabulary", false;
   }
   for (int b = 0; b < 256; ++b) {

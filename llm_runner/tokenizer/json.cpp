@@ -99,7 +99,7 @@ class JsonParser {
       ++pos_;
   }
 
-  bool literal(const char* word, JsonDoc::Value* out) {
+  bool literal(const char* word) {
     size_t len = std::strlen(word);
     for (size_t i = 0; i < len; ++i, ++pos_)
       if (pos_ >= n_ || p_[pos_] != word[i]) return fail("unknown literal");
@@ -116,9 +116,9 @@ class JsonParser {
       case '{': return container(out, depth, '}');
       case '[': return container(out, depth, ']');
       case '"': return string(out);
-      case 't': out->type = JsonType::Bool, out->flag = true; return literal("true", out);
-      case 'f': out->type = JsonType::Bool; return literal("false", out);
-      case 'n': out->type = JsonType::Null; return literal("null", out);
+      case 't': out->type = JsonType::Bool, out->flag = true; return literal("true");
+      case 'f': out->type = JsonType::Bool; return literal("false");
+      case 'n': out->type = JsonType::Null; return literal("null");
       default: return number(out);
     }
   }

@@ -73,6 +73,7 @@ class RegexCompiler {
  private:
   struct Ast {
     enum Kind : uint8_t { Char, Seq, Alt, Repeat, Look, Bol, Eol } kind;
+    explicit Ast(Kind k) : kind(k) {}
     int cls = -1;
     std::vector<int> kids;
     uint32_t min = 0, max = 0;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <initializer_list>
 #include <unordered_map>
 #include <vector>
 
@@ -101,7 +102,7 @@ std::vector<uint32_t> compose(const std::vector<uint32_t>& cps) {
   int last_class = 0;  // of the last code point appended
   for (uint32_t c : cps) {
     int cls = combining_class(c);
-    if (have_starter && (last_class < cls || last_class == 0 && starter + 1 == out.size())) {
+    if (have_starter && (last_class < cls || (last_class == 0 && starter + 1 == out.size()))) {
       uint32_t composite = compose_pair(out[starter], c);
       if (composite != 0) {
         out[starter] = composite;

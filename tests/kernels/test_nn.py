@@ -430,3 +430,19 @@ def test_constant_pad_nd_errors():
         check("aten::constant_pad_nd", [x, [-3, -2], 0.0], expected=torch.empty(3, 0))
     with pytest.raises(PocketError, match=r"constant_pad_nd: padding \(0, 4611686018427387904\) is too large"):
         check("aten::constant_pad_nd", [x, [0, 2**62], 0.0], expected=torch.empty(3, 4))
+
+
+@pytest.mark.parametrize("n,k,m", [(1, 1, 1), (3, 5, 7), (17, 33, 9)])
+def test_mm_bmm_addmm(n, k, m):
+    a, b = torch.randn(n, k), torch.randn(k, m)
+    check("aten::mm", [a, b])
+    check("aten::mm", [torch.randn(k, n).t(), torch.randn(m, k).t()])  # transposed operands
+    check("aten::bmm", [torch.randn(4, n, k), torch.randn(4, k, m)])
+    check("aten::bmm", [torch.randn(4, k, n).transpose(1, 2), torch.randn(4, k, m)])
+    check("aten::addmm", [torch.randn(m), a, b, 0.5, 2.0])
+    check("aten::addmm", [torch.randn(n, 1), a, b, 1, 1])
+
+
+def test_mm_shape_mismatch_is_an_error():
+    with pytest.raises(PocketError, match=r"mm: shapes \[2, 3\] and \[4, 5\] cannot be multiplied"):
+        check("aten::mm", [torch.randn(2, 3), torch.randn(4, 5)], expected=torch.empty(2, 5))

@@ -35,7 +35,8 @@ static Error arange(KernelContext& ctx, const Value& start, const Value& end, co
   const char* op = "arange";
   Error e = detail::check_dtype_arg(ctx, op, dtype, nullptr, out);
   if (e != Error::Ok) return e;
-  if (out.dtype == ScalarType::Bool) return ctx.fail(Error::Unsupported, "%s: bool output is not supported", op);
+  if (out.dtype == ScalarType::Bool)
+    return ctx.fail(Error::Unsupported, "%s: bool output is not supported", op);
   if (detail::is_integral(out.dtype)) {
     int64_t a = 0, b = 0, by = 0, diff = 0;
     if (!scalar_to_int64(start, &a) || !scalar_to_int64(end, &b) || !scalar_to_int64(step, &by) ||
@@ -48,10 +49,10 @@ static Error arange(KernelContext& ctx, const Value& start, const Value& end, co
     e = detail::resize_output(ctx, op, out, &n, 1);
     if (e != Error::Ok) return e;
     // In unsigned arithmetic i * by may wrap, but a + i * by lies between start and end.
-    for (int64_t i = 0; i < n; ++i)
-      detail::store_int64(out.data, out.dtype, i,
-                          static_cast<int64_t>(static_cast<uint64_t>(a) +
-                                               static_cast<uint64_t>(i) * static_cast<uint64_t>(by)));
+    for (int64_t i = 0; i < n; ++i) {
+      uint64_t v = static_cast<uint64_t>(a) + static_cast<uint64_t>(i) * static_cast<uint64_t>(by);
+      detail::store_int64(out.data, out.dtype, i, static_cast<int64_t>(v));
+    }
     return Error::Ok;
   }
   double a = start.to_double(), b = end.to_double(), by = step.to_double();
@@ -62,7 +63,8 @@ static Error arange(KernelContext& ctx, const Value& start, const Value& end, co
   int64_t n = static_cast<int64_t>(std::ceil((b - a) / by));
   e = detail::resize_output(ctx, op, out, &n, 1);
   if (e != Error::Ok) return e;
-  for (int64_t i = 0; i < n; ++i) detail::store_double(out.data, out.dtype, i, a + static_cast<double>(i) * by);
+  for (int64_t i = 0; i < n; ++i)
+    detail::store_double(out.data, out.dtype, i, a + static_cast<double>(i) * by);
   return Error::Ok;
 }
 

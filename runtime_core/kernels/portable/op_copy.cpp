@@ -10,7 +10,8 @@ Error op_copy(KernelContext& ctx, Value** args) {
   Tensor& out = args[3]->tensor;
   Tensor view;
   Error e = detail::expect_same_dtype(ctx, "copy", self, out);
-  if (e == Error::Ok) e = detail::broadcast_view(ctx, "copy", "src", src, self.sizes, self.dim, &view);
+  if (e == Error::Ok)
+    e = detail::broadcast_view(ctx, "copy", "src", src, self.sizes, self.dim, &view);
   if (e == Error::Ok) e = detail::resize_output(ctx, "copy", out, self.sizes, self.dim);
   if (e != Error::Ok) return e;
   detail::convert_elements(out, view);

@@ -18,8 +18,9 @@ Error op_gather(KernelContext& ctx, Value** args) {
   for (int i = 0; ok && i < self.dim; ++i) ok = i == d || index.sizes[i] <= self.sizes[i];
   if (!ok) {
     char a[128], b[128];
-    return ctx.fail(Error::InvalidArgument, "%s: index of shape %s does not fit self of shape %s at dim %d",
-                    op, shape_string(index.sizes, index.dim, a, sizeof a),
+    return ctx.fail(Error::InvalidArgument,
+                    "%s: index of shape %s does not fit self of shape %s at dim %d", op,
+                    shape_string(index.sizes, index.dim, a, sizeof a),
                     shape_string(self.sizes, self.dim, b, sizeof b), d);
   }
   e = detail::resize_output(ctx, op, out, index.sizes, index.dim);

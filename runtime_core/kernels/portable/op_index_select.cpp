@@ -13,7 +13,8 @@ Error op_index_select(KernelContext& ctx, Value** args) {
   Error e = detail::expect_index_tensor(ctx, op, index);
   if (e == Error::Ok) e = detail::normalize_dim(ctx, op, args[1]->i, self.dim, &d);
   if (e == Error::Ok && index.dim > 1)
-    e = ctx.fail(Error::InvalidArgument, "%s: index must be 0-d or 1-d, got %d dims", op, index.dim);
+    e = ctx.fail(Error::InvalidArgument, "%s: index must be 0-d or 1-d, got %d dims", op,
+                 index.dim);
   if (e == Error::Ok) e = detail::expect_same_dtype(ctx, op, self, out);
   if (e != Error::Ok) return e;
   // A 0-d self behaves as a 1-d tensor of one element, and the result stays 0-d.
@@ -46,9 +47,9 @@ Error op_index_select(KernelContext& ctx, Value** args) {
   detail::for_each_offset<1>(self.sizes, d, outer_strides, [&](const int64_t* o) {
     for (int64_t k = 0; k < n; ++k) {
       int64_t v = detail::load_index(index, k * istride);
-      detail::copy_elements(detail::make_view(out, pos, inner_sizes, nullptr, inner_dim),
-                            detail::make_view(self, o[0] + v * dim_stride, inner_sizes, inner_strides,
-                                              inner_dim));
+      Tensor src = detail::make_view(self, o[0] + v * dim_stride, inner_sizes, inner_strides,
+                                     inner_dim);
+      detail::copy_elements(detail::make_view(out, pos, inner_sizes, nullptr, inner_dim), src);
       pos += inner;
     }
   });

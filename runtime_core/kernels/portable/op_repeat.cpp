@@ -12,8 +12,8 @@ Error op_repeat(KernelContext& ctx, Value** args) {
   Tensor& out = args[2]->tensor;
   int n = static_cast<int>(repeats.size);
   if (repeats.size > static_cast<size_t>(kMaxDim) || n < self.dim)
-    return ctx.fail(Error::InvalidArgument, "%s: %zu repeats given for a %d-d tensor", op, repeats.size,
-                    self.dim);
+    return ctx.fail(Error::InvalidArgument, "%s: %zu repeats given for a %d-d tensor", op,
+                    repeats.size, self.dim);
   int64_t in_sizes[kMaxDim], in_strides[kMaxDim], sizes[kMaxDim];
   for (int d = 0; d < n; ++d) {
     int sd = d - (n - self.dim);

@@ -43,7 +43,8 @@ Error op_roll(KernelContext& ctx, Value** args) {
   Tensor& out = args[3]->tensor;
   if (dims.size == 0 && shifts.size == 1) return roll_flat(ctx, self, shifts[0], out);
   if (dims.size != shifts.size || dims.size == 0)
-    return ctx.fail(Error::InvalidArgument, "roll: %zu shifts given for %zu dims", shifts.size, dims.size);
+    return ctx.fail(Error::InvalidArgument, "roll: %zu shifts given for %zu dims", shifts.size,
+                    dims.size);
   int64_t shift[kMaxDim] = {};
   for (size_t i = 0; i < dims.size; ++i) {
     int d = 0;

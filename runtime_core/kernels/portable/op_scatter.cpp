@@ -15,11 +15,13 @@ static Error scatter(KernelContext& ctx, const char* op, const Tensor& self, int
   if (e != Error::Ok) return e;
   bool ok = index.dim == self.dim && (src == nullptr || src->dim == self.dim);
   for (int i = 0; ok && i < self.dim; ++i)
-    ok = (i == d || index.sizes[i] <= self.sizes[i]) && (src == nullptr || index.sizes[i] <= src->sizes[i]);
+    ok = (i == d || index.sizes[i] <= self.sizes[i]) &&
+         (src == nullptr || index.sizes[i] <= src->sizes[i]);
   if (!ok) {
     char a[128], b[128];
-    return ctx.fail(Error::InvalidArgument, "%s: index of shape %s does not fit self of shape %s at dim %d",
-                    op, shape_string(index.sizes, index.dim, a, sizeof a),
+    return ctx.fail(Error::InvalidArgument,
+                    "%s: index of shape %s does not fit self of shape %s at dim %d", op,
+                    shape_string(index.sizes, index.dim, a, sizeof a),
                     shape_string(self.sizes, self.dim, b, sizeof b), d);
   }
   e = detail::copy_to_output(ctx, op, self, out, self.sizes, self.dim);
@@ -38,7 +40,8 @@ static Error scatter(KernelContext& ctx, const char* op, const Tensor& self, int
     int64_t v = 0;
     e = detail::wrap_index(ctx, op, detail::load_index(index, o[0]), d, dim_size, &v, false);
     if (e != Error::Ok) return;
-    const char* from = src != nullptr ? detail::element_ptr(*src, o[2]) : static_cast<const char*>(element);
+    const char* from =
+        src != nullptr ? detail::element_ptr(*src, o[2]) : static_cast<const char*>(element);
     detail::copy_element(detail::element_ptr(out, o[1] + v * dim_stride), from, es);
   });
   return e;
@@ -54,7 +57,8 @@ Error op_scatter_value(KernelContext& ctx, Value** args) {
   alignas(8) unsigned char element[8];
   Error e = detail::scalar_to_element(ctx, "scatter", *args[3], out.dtype, element);
   if (e != Error::Ok) return e;
-  return scatter(ctx, "scatter", args[0]->tensor, args[1]->i, args[2]->tensor, nullptr, element, out);
+  return scatter(ctx, "scatter", args[0]->tensor, args[1]->i, args[2]->tensor, nullptr, element,
+                 out);
 }
 
 }  // namespace pocket

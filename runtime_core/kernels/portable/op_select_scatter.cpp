@@ -9,9 +9,11 @@ Error op_select_scatter(KernelContext& ctx, Value** args) {
   const Tensor& src = args[1]->tensor;
   Tensor& out = args[4]->tensor;
   Error e = detail::expect_same_dtype(ctx, "select_scatter", src, out);
-  if (e == Error::Ok) e = detail::copy_to_output(ctx, "select_scatter", self, out, self.sizes, self.dim);
+  if (e == Error::Ok)
+    e = detail::copy_to_output(ctx, "select_scatter", self, out, self.sizes, self.dim);
   Tensor view;
-  if (e == Error::Ok) e = detail::select_view(ctx, "select_scatter", out, args[2]->i, args[3]->i, &view);
+  if (e == Error::Ok)
+    e = detail::select_view(ctx, "select_scatter", out, args[2]->i, args[3]->i, &view);
   if (e != Error::Ok) return e;
   bool same = src.dim == view.dim;
   for (int d = 0; same && d < src.dim; ++d) same = src.sizes[d] == view.sizes[d];

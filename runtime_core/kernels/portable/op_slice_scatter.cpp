@@ -9,10 +9,12 @@ Error op_slice_scatter(KernelContext& ctx, Value** args) {
   const Tensor& src = args[1]->tensor;
   Tensor& out = args[6]->tensor;
   Error e = detail::expect_same_dtype(ctx, "slice_scatter", src, out);
-  if (e == Error::Ok) e = detail::copy_to_output(ctx, "slice_scatter", self, out, self.sizes, self.dim);
+  if (e == Error::Ok)
+    e = detail::copy_to_output(ctx, "slice_scatter", self, out, self.sizes, self.dim);
   Tensor view;
   if (e == Error::Ok)
-    e = detail::slice_view(ctx, "slice_scatter", out, args[2]->i, *args[3], *args[4], args[5]->i, &view);
+    e = detail::slice_view(ctx, "slice_scatter", out, args[2]->i, *args[3], *args[4], args[5]->i,
+                           &view);
   if (e != Error::Ok) return e;
   bool same = src.dim == view.dim;
   for (int d = 0; same && d < src.dim; ++d) same = src.sizes[d] == view.sizes[d];

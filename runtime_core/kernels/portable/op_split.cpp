@@ -15,7 +15,8 @@ Error op_split_tensor(KernelContext& ctx, Value** args) {
   if (e != Error::Ok) return e;
   int64_t size = self.sizes[d];
   if (split < 0 || (split == 0 && size > 0))
-    return ctx.fail(Error::InvalidArgument, "%s: split size %lld is invalid for dim %d of size %lld", op,
+    return ctx.fail(Error::InvalidArgument,
+                    "%s: split size %lld is invalid for dim %d of size %lld", op,
                     static_cast<long long>(split), d, static_cast<long long>(size));
   int64_t chunks = size == 0 ? 1 : (size - 1) / split + 1;
   if (static_cast<int64_t>(outs.size) != chunks)

@@ -14,7 +14,8 @@ Error op_split_with_sizes(KernelContext& ctx, Value** args) {
   if (e == Error::Ok) e = detail::normalize_dim(ctx, op, args[2]->i, self.dim, &d);
   if (e != Error::Ok) return e;
   if (split.size != outs.size)
-    return ctx.fail(Error::InvalidArgument, "%s: %zu split sizes but %zu outputs", op, split.size, outs.size);
+    return ctx.fail(Error::InvalidArgument, "%s: %zu split sizes but %zu outputs", op, split.size,
+                    outs.size);
   int64_t total = 0;
   for (size_t k = 0; k < split.size; ++k) {
     if (split[k] < 0 || __builtin_add_overflow(total, split[k], &total))
@@ -22,8 +23,8 @@ Error op_split_with_sizes(KernelContext& ctx, Value** args) {
                       static_cast<long long>(split[k]));
   }
   if (total != self.sizes[d])
-    return ctx.fail(Error::InvalidArgument, "%s: split sizes sum to %lld but dim %d has size %lld", op,
-                    static_cast<long long>(total), d, static_cast<long long>(self.sizes[d]));
+    return ctx.fail(Error::InvalidArgument, "%s: split sizes sum to %lld but dim %d has size %lld",
+                    op, static_cast<long long>(total), d, static_cast<long long>(self.sizes[d]));
   int64_t start = 0;
   for (size_t k = 0; k < split.size; ++k) {
     Tensor view = self;

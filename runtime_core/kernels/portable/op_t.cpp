@@ -7,7 +7,8 @@ namespace pocket {
 Error op_t(KernelContext& ctx, Value** args) {
   const Tensor& self = args[0]->tensor;
   if (self.dim > 2)
-    return ctx.fail(Error::InvalidArgument, "t: expected a tensor with at most 2 dims, got %d", self.dim);
+    return ctx.fail(Error::InvalidArgument, "t: expected a tensor with at most 2 dims, got %d",
+                    self.dim);
   Tensor view = self;
   if (self.dim == 2) {
     view.sizes[0] = self.sizes[1];

@@ -8,7 +8,8 @@ Error op_tril(KernelContext& ctx, Value** args) {
   const Tensor& self = args[0]->tensor;
   Tensor& out = args[2]->tensor;
   if (self.dim < 2)
-    return ctx.fail(Error::InvalidArgument, "tril: expected a tensor with at least 2 dims, got %d", self.dim);
+    return ctx.fail(Error::InvalidArgument, "tril: expected a tensor with at least 2 dims, got %d",
+                    self.dim);
   Error e = detail::copy_to_output(ctx, "tril", self, out, self.sizes, self.dim);
   if (e != Error::Ok) return e;
   int64_t rows = self.sizes[self.dim - 2], cols = self.sizes[self.dim - 1];

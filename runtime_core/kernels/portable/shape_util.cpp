@@ -105,12 +105,14 @@ void convert_elements(const Tensor& dst, const Tensor& src) {
     return;
   }
   if (is_integral(st)) {
-    for_each_offset<2>(sizes, dim, strides,
-                       [&](const int64_t* o) { store_int64(d, dt, o[0], load_int64(s, st, o[1])); });
+    for_each_offset<2>(sizes, dim, strides, [&](const int64_t* o) {
+      store_int64(d, dt, o[0], load_int64(s, st, o[1]));
+    });
     return;
   }
-  for_each_offset<2>(sizes, dim, strides,
-                     [&](const int64_t* o) { store_double(d, dt, o[0], load_double(s, st, o[1])); });
+  for_each_offset<2>(sizes, dim, strides, [&](const int64_t* o) {
+    store_double(d, dt, o[0], load_double(s, st, o[1]));
+  });
 }
 
 template <typename T>
@@ -140,8 +142,8 @@ void accumulate_elements(const Tensor& dst, const Tensor& src) {
     case ScalarType::BFloat16: {
       ScalarType t = dst.dtype;
       for_each_offset<2>(sizes, dim, strides, [&](const int64_t* o) {
-        float sum = static_cast<float>(load_double(dst.data, t, o[0]) + load_double(src.data, t, o[1]));
-        store_double(dst.data, t, o[0], sum);
+        double sum = load_double(dst.data, t, o[0]) + load_double(src.data, t, o[1]);
+        store_double(dst.data, t, o[0], static_cast<float>(sum));
       });
       return;
     }
@@ -172,8 +174,9 @@ Error broadcast_view(KernelContext& ctx, const char* op, const char* what, const
   }
   if (!ok) {
     char a[128], b[128];
-    return ctx.fail(Error::InvalidArgument, "%s: %s of shape %s cannot be broadcast to %s", op, what,
-                    shape_string(t.sizes, t.dim, a, sizeof a), shape_string(sizes, dim, b, sizeof b));
+    return ctx.fail(Error::InvalidArgument, "%s: %s of shape %s cannot be broadcast to %s", op,
+                    what, shape_string(t.sizes, t.dim, a, sizeof a),
+                    shape_string(sizes, dim, b, sizeof b));
   }
   *view = make_view(t, 0, sizes, nullptr, dim);
   for (int d = 0; d < dim; ++d) {
@@ -205,14 +208,15 @@ Error check_dtype_arg(KernelContext& ctx, const char* op, const Value& dtype, co
 
 Error expect_not_scalar(KernelContext& ctx, const char* op, const Tensor& t) {
   if (t.dim > 0) return Error::Ok;
-  return ctx.fail(Error::InvalidArgument, "%s: expected a tensor with at least 1 dim, got a 0-d tensor",
-                  op);
+  return ctx.fail(Error::InvalidArgument,
+                  "%s: expected a tensor with at least 1 dim, got a 0-d tensor", op);
 }
 
-Error read_sizes(KernelContext& ctx, const char* op, const IntList& list, int64_t* sizes, int* dim) {
+Error read_sizes(KernelContext& ctx, const char* op, const IntList& list, int64_t* sizes,
+                 int* dim) {
   if (list.size > static_cast<size_t>(kMaxDim))
-    return ctx.fail(Error::Unsupported, "%s: %zu dims given, at most %d are supported", op, list.size,
-                    kMaxDim);
+    return ctx.fail(Error::Unsupported, "%s: %zu dims given, at most %d are supported", op,
+                    list.size, kMaxDim);
   for (size_t i = 0; i < list.size; ++i) {
     sizes[i] = list[i];
     if (sizes[i] < 0)
@@ -226,8 +230,8 @@ Error read_sizes(KernelContext& ctx, const char* op, const IntList& list, int64_
 Error infer_view_sizes(KernelContext& ctx, const char* op, const IntList& list, int64_t numel,
                        int64_t* sizes, int* dim) {
   if (list.size > static_cast<size_t>(kMaxDim))
-    return ctx.fail(Error::Unsupported, "%s: %zu dims given, at most %d are supported", op, list.size,
-                    kMaxDim);
+    return ctx.fail(Error::Unsupported, "%s: %zu dims given, at most %d are supported", op,
+                    list.size, kMaxDim);
   int n = static_cast<int>(list.size);
   int infer = -1;
   int64_t known = 1;
@@ -388,7 +392,9 @@ void store_int64(void* p, ScalarType t, int64_t i, int64_t v) {
   switch (t) {
     case ScalarType::Float32: static_cast<float*>(p)[i] = static_cast<float>(v); break;
     case ScalarType::Float64: static_cast<double*>(p)[i] = static_cast<double>(v); break;
-    case ScalarType::Float16: static_cast<uint16_t*>(p)[i] = float_to_half(static_cast<float>(v)); break;
+    case ScalarType::Float16:
+      static_cast<uint16_t*>(p)[i] = float_to_half(static_cast<float>(v));
+      break;
     case ScalarType::BFloat16:
       static_cast<uint16_t*>(p)[i] = float_to_bfloat16(static_cast<float>(v));
       break;
@@ -400,7 +406,9 @@ void store_int64(void* p, ScalarType t, int64_t i, int64_t v) {
     case ScalarType::Int16:
       static_cast<int16_t*>(p)[i] = static_cast<int16_t>(static_cast<uint16_t>(v));
       break;
-    case ScalarType::Int8: static_cast<int8_t*>(p)[i] = static_cast<int8_t>(static_cast<uint8_t>(v)); break;
+    case ScalarType::Int8:
+      static_cast<int8_t*>(p)[i] = static_cast<int8_t>(static_cast<uint8_t>(v));
+      break;
     case ScalarType::UInt8: static_cast<uint8_t*>(p)[i] = static_cast<uint8_t>(v); break;
     case ScalarType::Bool: static_cast<bool*>(p)[i] = v != 0; break;
   }
@@ -418,7 +426,9 @@ void store_double(void* p, ScalarType t, int64_t i, double v) {
   switch (t) {
     case ScalarType::Float32: static_cast<float*>(p)[i] = static_cast<float>(v); break;
     case ScalarType::Float64: static_cast<double*>(p)[i] = v; break;
-    case ScalarType::Float16: static_cast<uint16_t*>(p)[i] = float_to_half(static_cast<float>(v)); break;
+    case ScalarType::Float16:
+      static_cast<uint16_t*>(p)[i] = float_to_half(static_cast<float>(v));
+      break;
     case ScalarType::BFloat16:
       static_cast<uint16_t*>(p)[i] = float_to_bfloat16(static_cast<float>(v));
       break;
@@ -457,15 +467,17 @@ Error scalar_to_element(KernelContext& ctx, const char* op, const Value& s, Scal
     int64_t v = s.tag == Value::Tag::Double ? (fits ? static_cast<int64_t>(d) : 0)
                                             : (s.tag == Value::Tag::Int ? s.i : (s.b ? 1 : 0));
     if (!fits || (t != ScalarType::Int64 && (v < lo || v > hi)))
-      return ctx.fail(Error::InvalidArgument, "%s: value %g cannot be converted to %s without overflow",
-                      op, d, scalar_type_name(t));
+      return ctx.fail(Error::InvalidArgument,
+                      "%s: value %g cannot be converted to %s without overflow", op, d,
+                      scalar_type_name(t));
     store_int64(element, t, 0, v);
     return Error::Ok;
   }
   double d = s.to_double();
   if (std::isfinite(d) && (d < lo || d > hi))
-    return ctx.fail(Error::InvalidArgument, "%s: value %g cannot be converted to %s without overflow",
-                    op, d, scalar_type_name(t));
+    return ctx.fail(Error::InvalidArgument,
+                    "%s: value %g cannot be converted to %s without overflow", op, d,
+                    scalar_type_name(t));
   if (s.tag == Value::Tag::Int)
     store_int64(element, t, 0, s.i);  // one rounding from int64, as torch does
   else
@@ -492,8 +504,8 @@ void fill_elements(const Tensor& out, const void* element) {
 Error expect_index_tensor(KernelContext& ctx, const char* op, const Tensor& index) {
   if (index.dtype == ScalarType::Int64 || index.dtype == ScalarType::Int32) return Error::Ok;
   if (index.dtype == ScalarType::Bool || index.dtype == ScalarType::UInt8)
-    return ctx.fail(Error::Unsupported, "%s: boolean mask indices are not supported (use int64 indices)",
-                    op);
+    return ctx.fail(Error::Unsupported,
+                    "%s: boolean mask indices are not supported (use int64 indices)", op);
   return ctx.fail(Error::InvalidArgument, "%s: index tensors must be int64 or int32, got %s", op,
                   scalar_type_name(index.dtype));
 }
@@ -501,8 +513,8 @@ Error expect_index_tensor(KernelContext& ctx, const char* op, const Tensor& inde
 Error plan_index(KernelContext& ctx, const char* op, const Tensor& self, const TensorList& indices,
                  IndexPlan* plan) {
   if (indices.size > static_cast<size_t>(self.dim))
-    return ctx.fail(Error::InvalidArgument, "%s: too many indices for a %d-d tensor (%zu given)", op,
-                    self.dim, indices.size);
+    return ctx.fail(Error::InvalidArgument, "%s: too many indices for a %d-d tensor (%zu given)",
+                    op, self.dim, indices.size);
   for (size_t k = 0; k < indices.size; ++k) {
     const Tensor* t = indices[k];
     if (t == nullptr) continue;
@@ -528,8 +540,9 @@ Error plan_index(KernelContext& ctx, const char* op, const Tensor& self, const T
   }
   plan->result_dim = plan->npre + plan->bdim + plan->npost;
   if (plan->result_dim > kMaxDim)
-    return ctx.fail(Error::Unsupported, "%s: the result would have %d dims, at most %d are supported",
-                    op, plan->result_dim, kMaxDim);
+    return ctx.fail(Error::Unsupported,
+                    "%s: the result would have %d dims, at most %d are supported", op,
+                    plan->result_dim, kMaxDim);
   int r = 0;
   for (int i = 0; i < plan->npre; ++i) plan->result_sizes[r++] = self.sizes[plan->pre[i]];
   for (int i = 0; i < plan->bdim; ++i) plan->result_sizes[r++] = plan->bsizes[i];
