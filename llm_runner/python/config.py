@@ -44,12 +44,16 @@ class LlmConfig:
         family, bias, qk_norm = FAMILIES[model_type]
         n_heads = cfg["num_attention_heads"]
         eos = cfg.get("eos_token_id")
+        if cfg.get("hidden_act", "silu") != "silu" or cfg.get("mlp_bias"):
+            raise ValueError(f"unsupported MLP (hidden_act {cfg.get('hidden_act')!r}, mlp_bias "
+                             f"{cfg.get('mlp_bias')}); Pocket's Llama family uses SiLU without bias")
+        rope = cfg.get("rope_parameters") or {}  # transformers 5 keeps rope_theta in here
         return cls(
             vocab_size=cfg["vocab_size"], dim=cfg["hidden_size"], n_layers=cfg["num_hidden_layers"],
             n_heads=n_heads, n_kv_heads=cfg.get("num_key_value_heads") or n_heads,
             hidden_dim=cfg["intermediate_size"],
             head_dim=cfg.get("head_dim") or cfg["hidden_size"] // n_heads,
-            norm_eps=cfg.get("rms_norm_eps", 1e-5), rope_theta=cfg.get("rope_theta", 10000.0),
+            norm_eps=cfg.get("rms_norm_eps", 1e-5), rope_theta=cfg.get("rope_theta") or rope.get("rope_theta", 10000.0),
             rope_scaling=_rope_scaling(cfg), tie_embeddings=cfg.get("tie_word_embeddings", False),
             attention_bias=cfg.get("attention_bias", bias), qk_norm=qk_norm, family=family,
             max_position_embeddings=cfg.get("max_position_embeddings", 2048),

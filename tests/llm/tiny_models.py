@@ -1,0 +1,30 @@
+"""Tiny random Hugging Face checkpoints of each family Pocket exports, made locally."""
+
+import torch
+
+# family -> (transformers config class name, model class name, extra config)
+FAMILIES = {
+    "llama": ("LlamaConfig", "LlamaForCausalLM", {}),
+    "llama3": ("LlamaConfig", "LlamaForCausalLM", {
+        "rope_theta": 500000.0,
+        "rope_scaling": {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
+                         "original_max_position_embeddings": 32}}),
+    "mistral": ("MistralConfig", "MistralForCausalLM", {"sliding_window": None}),
+    "qwen2": ("Qwen2Config", "Qwen2ForCausalLM", {}),
+    "qwen3": ("Qwen3Config", "Qwen3ForCausalLM", {"head_dim": 32}),
+}
+
+
+def make_checkpoint(family: str, folder, vocab_size: int = 128, tie: bool = False, seed: int = 0):
+    """Writes config.json + model.safetensors of a 2-layer, dim-64 model; returns the HF model."""
+    import transformers
+
+    config_cls, model_cls, extra = FAMILIES[family]
+    config = getattr(transformers, config_cls)(
+        vocab_size=vocab_size, hidden_size=64, intermediate_size=128, num_hidden_layers=2,
+        num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=256,
+        tie_word_embeddings=tie, initializer_range=0.25, bos_token_id=1, eos_token_id=2, **extra)
+    torch.manual_seed(seed)
+    model = getattr(transformers, model_cls)(config).eval()
+    model.save_pretrained(folder, safe_serialization=True)
+    return model
