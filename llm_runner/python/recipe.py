@@ -4,11 +4,14 @@
 from __future__ import annotations
 
 import logging
+import os
 
 import torch
 from torch.export import Dim
 
 import pocket
+from pocket.llm.models.checkpoint import load_checkpoint, read_json
+from pocket.llm.models.config import LlmConfig
 from pocket.llm.models.model import Transformer
 
 log = logging.getLogger("pocket.llm")
@@ -42,3 +45,50 @@ def export_llm(model: Transformer, chat_template: str = "none", bos_id: int | No
         "prefill": (model, (prompt, pos), ({1: seq}, None)),
         "decode": (model, (one, pos)),
     }, metadata=meta)
+
+
+def export_checkpoint(folder: str, max_seq_len: int | None = None, chat_template: str = "auto") -> "pocket.Program":
+    """Exports a local Hugging Face folder (config.json, *.safetensors, tokenizer files)."""
+    config = LlmConfig.from_json(os.path.join(folder, "config.json"))
+    n = max_seq_len or min(config.max_position_embeddings, 1024)
+    model = load_checkpoint(folder, n)
+    if chat_template == "auto":
+        chat_template = detect_chat_template(folder)
+    return export_llm(model, chat_template=chat_template)
+
+
+def export_random(config_path: str, seed: int = 0, max_seq_len: int | None = None,
+                  chat_template: str = "none") -> "pocket.Program":
+    """Exports the model of a config.json with random weights (for tests and benchmarks)."""
+    config = LlmConfig.from_json(config_path)
+    torch.manual_seed(seed)
+    model = Transformer(config, max_seq_len or min(config.max_position_embeddings, 1024))
+    with torch.no_grad():
+        for p in model.parameters():
+            if p.dim() > 1:
+                p.normal_(0, 0.02)
+    return export_llm(model.eval(), chat_template=chat_template)
+
+
+def detect_chat_template(folder: str) -> str:
+    """The chat format of a checkpoint's tokenizer_config.json / chat_template.jinja, or 'none'."""
+    text = ""
+    cfg = read_json(folder, "tokenizer_config.json") or {}
+    if isinstance(cfg.get("chat_template"), str):
+        text = cfg["chat_template"]
+    jinja = os.path.join(folder, "chat_template.jinja")
+    if not text and os.path.isfile(jinja):
+        with open(jinja) as f:
+            text = f.read()
+    return chat_format_of(text)
+
+
+def chat_format_of(template: str) -> str:
+    """Which known family a Jinja chat template belongs to, by its markers."""
+    if "<|start_header_id|>" in template:
+        return "llama3"
+    if "<|im_start|>" in template:
+        return "chatml"
+    if "[INST]" in template:
+        return "llama2"
+    return "none"

@@ -21,8 +21,14 @@ uint32_t last_code_point(std::string_view text, size_t end, size_t* start) {
   return cp;
 }
 
-// Rust's char::is_alphanumeric, approximated by categories L and N.
-bool is_word(uint32_t cp) { return is_letter(cp) || is_number(cp); }
+// A regex \w character, as Hugging Face's single_word check uses: letters, marks, decimal and
+// letter numbers, connector punctuation, ZWNJ/ZWJ (Alphabetic's few symbols, like Ⓐ, are left out).
+bool is_word(uint32_t cp) {
+  if (cp == 0x200C || cp == 0x200D) return true;
+  using C = Category;
+  C c = unicode_category(cp);
+  return is_letter(cp) || c == C::Mn || c == C::Mc || c == C::Me || c == C::Nd || c == C::Nl || c == C::Pc;
+}
 
 }  // namespace
 

@@ -34,6 +34,18 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--threads", type=int, default=0, help="kernel threads (0 = default)")
     p.set_defaults(run=_run)
 
+    llm = sub.add_parser("llm", help="LLM tools").add_subparsers(dest="llm_command", required=True)
+    p = llm.add_parser("export", help="export a chat model (needs torch)")
+    src = p.add_mutually_exclusive_group(required=True)
+    src.add_argument("--checkpoint", help="a local Hugging Face folder (config.json, *.safetensors)")
+    src.add_argument("--config", help="a config.json: random weights (tests, benchmarks)")
+    p.add_argument("-o", "--output", required=True)
+    p.add_argument("--max-seq-len", type=int, help="context length (default: min(model's, 1024))")
+    p.add_argument("--chat-template", default="auto", choices=["auto", "llama3", "chatml", "llama2", "none"])
+    p.add_argument("--seed", type=int, default=0, help="with --config: the random weights' seed")
+    p.add_argument("--force", action="store_true", help="overwrite an existing file that is not a .pocket file")
+    p.set_defaults(run=_llm_export)
+
     p = sub.add_parser("inspect", help="show methods, inputs/outputs, ops, memory and metadata")
     p.add_argument("model")
     p.set_defaults(run=_inspect)
@@ -79,6 +91,26 @@ def _export(args) -> int:
     for name, m in s["methods"].items():
         print(f"  method {name}: {m['instructions']} instructions, {len(m['ops'])} ops, arena "
               f"{m['arena_bytes']:,} bytes (unplanned {m['unplanned_bytes']:,})")
+    return 0
+
+
+def _llm_export(args) -> int:
+    from pocket.llm.models import recipe
+
+    _check_overwrite(args.output, args.force)
+    start = time.perf_counter()
+    if args.checkpoint:
+        print(f"exporting {args.checkpoint} ...", file=sys.stderr)
+        program = recipe.export_checkpoint(args.checkpoint, args.max_seq_len, args.chat_template)
+    else:
+        template = "none" if args.chat_template == "auto" else args.chat_template
+        print(f"exporting {args.config} with random weights (seed {args.seed}) ...", file=sys.stderr)
+        program = recipe.export_random(args.config, args.seed, args.max_seq_len, template)
+    replaced = os.path.exists(args.output)
+    program.save(args.output)
+    md = program.summary
+    print(f"{'replaced' if replaced else 'wrote'} {args.output}: {md['file_bytes']:,} bytes in "
+          f"{time.perf_counter() - start:.1f} s")
     return 0
 
 
