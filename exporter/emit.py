@@ -77,6 +77,13 @@ class MethodEmitter:
                          torch.int64 if isinstance(value, int) else torch.float32)
         return self.tensor(t, f"number {value!r}", Location.Constant, self.add_segment(t))
 
+    def symint_tensor(self, node) -> int:
+        """A 0-d int64 tensor holding a symbolic int computed at run time."""
+        out = self.tensor(torch.empty((), dtype=torch.int64), f"tensor of {node.name}", Location.Arena)
+        dtype = self.int_value(int(DTYPES[torch.int64]))
+        self.kernel("aten::scalar_tensor", [self.node_value[node], dtype, self.none(), self.none(), self.none(), out])
+        return out
+
     def none(self) -> int:
         return self.scalar(ValueKind.Null, NullT, None)
 
@@ -269,6 +276,8 @@ class MethodEmitter:
         if base == "Tensor":
             if isinstance(value, (bool, int, float)):  # a Python number where ATen wants a tensor
                 return self.wrapped_number(value)
+            if isinstance(value.meta.get("val"), torch.SymInt):  # e.g. t * (s // 2), s dynamic
+                return self.symint_tensor(value)
             return self.node_value[value]
         if base in ("int", "SymInt"):
             return self.int_value(value)

@@ -138,3 +138,15 @@ def test_identity_output_is_a_copy(tmp_path):
     x = torch.randn(4)
     m = roundtrip(tmp_path, Identity(), (x,))
     torch.testing.assert_close(m.forward(x), x)
+
+
+def test_symbolic_int_used_as_a_tensor(tmp_path):
+    class HalfScale(torch.nn.Module):
+        def forward(self, x):
+            return x * (x.shape[1] // 2)
+
+    x = torch.randn(2, 6)
+    m = roundtrip(tmp_path, HalfScale(), (x,), dynamic_shapes=({1: Dim("n", min=2, max=16)},))
+    for n in (2, 9, 16):
+        x = torch.randn(2, n)
+        torch.testing.assert_close(m.forward(x), x * (n // 2))

@@ -14,7 +14,8 @@
 namespace py = pybind11;
 using pocket::Error;
 
-void bind_llm(py::module_& m);  // llm_bindings.cpp
+void bind_llm(py::module_& m);     // llm_bindings.cpp
+void bind_runner(py::module_& m);  // runner_bindings.cpp
 
 namespace {
 
@@ -348,6 +349,8 @@ py::list run_kernel(const std::string& name, py::list inputs, py::list outputs) 
 
 }  // namespace
 
+[[noreturn]] void raise_pocket_error(Error e, const std::string& message) { raise(e, message); }
+
 PYBIND11_MODULE(_native, m) {
   m.doc() = "Pocket runtime (C++), used by pocket.load(); imports no torch.";
   py::class_<PyModule>(m, "Module")
@@ -362,6 +365,7 @@ PYBIND11_MODULE(_native, m) {
   m.def("run_kernel", &run_kernel, py::arg("name"), py::arg("inputs"), py::arg("outputs"),
         "Runs one portable kernel; outputs are preallocated arrays (their size is the capacity).");
   bind_llm(m);
+  bind_runner(m);
   m.def("kernel_names", [] {
     std::vector<std::pair<std::string, std::string>> names;
     for (const pocket::KernelEntry& k : pocket::portable_kernels()) names.emplace_back(k.name, k.signature);

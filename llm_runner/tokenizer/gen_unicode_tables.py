@@ -2,6 +2,10 @@
 
     python3 llm_runner/tokenizer/gen_unicode_tables.py > llm_runner/tokenizer/unicode_tables.inc
 
+Use the newest Python at hand: its unicodedata version becomes the tokenizers' Unicode version
+(the committed table came from Python 3.13, Unicode 15.1; Hugging Face tokenizers 0.23 uses
+Oniguruma with Unicode 16, so only code points assigned in Unicode 16 can split differently).
+
 Tables (all sorted by code point, searched by binary search):
   kCategoryRuns      (start << 5) | category: the general category from `start` up to the next
                      entry's start. Category numbers are the order of kCategoryNames.

@@ -24,6 +24,7 @@ class HfBpeModel : public PairRanker {
 
   // (text, id) of every vocabulary entry, in file order.
   const std::vector<std::pair<std::string, int32_t>>& entries() const { return entries_; }
+  void drop_entries() { std::vector<std::pair<std::string, int32_t>>().swap(entries_); }
   int32_t max_id() const { return max_id_; }
 
   // Appends the ids of one pre-tokenized chunk.

@@ -103,16 +103,22 @@ Error load_hf_json(const char* data, size_t size, std::unique_ptr<TokenizerImpl>
   int32_t max_id = tok->model.max_id();
   for (const AddedToken& a : added) max_id = std::max(max_id, a.id);
   if (max_id < 0) return fail(Error::InvalidProgram, "the vocabulary is empty", message);
+  size_t count = tok->model.entries().size() + added.size();
+  if (static_cast<size_t>(max_id) >= 2 * count + 1024)  // holes cost memory: refuse a file of mostly holes
+    return fail(Error::InvalidProgram,
+                "token id " + std::to_string(max_id) + " is far beyond the " + std::to_string(count) + " tokens", message);
   Vocab& v = tok->vocab;
   v.resize(static_cast<size_t>(max_id) + 1);
   for (const auto& entry : tok->model.entries()) v.set(entry.second, entry.first, tok->decoder.piece(entry.first), false);
   for (const AddedToken& a : added) {
-    v.set(a.id, a.content, tok->decoder.piece(a.content), a.special);
-    v.ids[a.content] = a.id;  // added tokens win lookups, as in Hugging Face
-    if (a.normalized && !tok->normalizer.empty()) tok->normalized_added.add(a, tok->normalizer.apply(a.content));
-    else if (a.normalized) tok->normalized_added.add(a, a.content);
-    else tok->raw_added.add(a, a.content);
+    // A normalized token is matched, and decoded, in its normalized form ("▁<tool>" after a
+    // Prepend("▁") normalizer), as Hugging Face does.
+    std::string text = a.normalized ? tok->normalizer.apply(a.content) : a.content;
+    v.set(a.id, text, tok->decoder.piece(text), a.special);
+    v.ids[a.content] = v.ids[text] = a.id;  // added tokens win lookups
+    (a.normalized ? tok->normalized_added : tok->raw_added).add(a, text);
   }
+  tok->model.drop_entries();
   v.bos = template_bos(root.get("post_processor"));
   if (v.bos > max_id) v.bos = -1;
   v.guess_bos_eos();

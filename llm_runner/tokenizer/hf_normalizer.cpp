@@ -70,7 +70,7 @@ bool HfNormalizer::parse_step(JsonRef json, std::string* error) {
     step.kind = is_regex ? Step::ReplaceRegex : Step::Replace;
     step.content = std::string(json.get("content").str());
     if (is_regex && !step.regex.compile(step.text, error)) {
-      *error = "normalizer Replace pattern '" + step.text + "': " + *error;
+      *error = "normalizer Replace: pattern '" + pattern_for_message(step.text) + "' is not supported: " + *error;
       return false;
     }
   } else if (type == "NFC") {

@@ -1,6 +1,8 @@
 #include "tokenizer/hf_pretokenizer.h"
 
 #include "tokenizer/hf_normalizer.h"
+#include "tokenizer/unicode.h"
+#include "tokenizer/utf8.h"
 
 namespace pocket {
 namespace detail {
@@ -28,12 +30,11 @@ std::vector<Span> spans_of(size_t n, const std::vector<std::pair<size_t, size_t>
   return spans;
 }
 
-// Each occurrence of a byte-level-independent predicate as its own one-code-point match.
-template <typename Pred>
-std::vector<std::pair<size_t, size_t>> char_matches(const std::string& text, Pred pred) {
+// Each numeric code point (Rust's char::is_numeric: Nd, Nl, No) as its own match.
+std::vector<std::pair<size_t, size_t>> digit_matches(const std::string& text) {
   std::vector<std::pair<size_t, size_t>> m;
-  for (size_t i = 0; i < text.size(); ++i)
-    if (pred(static_cast<unsigned char>(text[i]))) m.emplace_back(i, i + 1);
+  for (size_t i = 0, len = 0; i < text.size(); i += len)
+    if (is_number(utf8_decode(text.data() + i, text.size() - i, &len))) m.emplace_back(i, i + len);
   return m;
 }
 
@@ -73,7 +74,7 @@ bool HfPreTokenizer::parse_step(JsonRef json, std::string* error) {
     if (!parse_hf_pattern(json.get("pattern"), "pre_tokenizer Split", &is_regex, &step.text, error)) return false;
     step.kind = is_regex ? Step::SplitRegex : Step::SplitString;
     if (is_regex && !step.regex.compile(step.text, error)) {
-      *error = "pre_tokenizer Split: pattern '" + step.text + "' is not supported: " + *error;
+      *error = "pre_tokenizer Split: pattern '" + pattern_for_message(step.text) + "' is not supported: " + *error;
       return false;
     }
     std::string_view b = json.get("behavior").str();
@@ -133,7 +134,7 @@ void HfPreTokenizer::apply_step(const Step& step, const Piece& piece, std::vecto
   switch (step.kind) {
     case Step::SplitRegex: step.regex.find_all(text, &matches); break;
     case Step::SplitString: matches = string_matches(text, step.text); break;
-    case Step::Digits: matches = char_matches(text, [](unsigned char c) { return c >= '0' && c <= '9'; }); break;
+    case Step::Digits: matches = digit_matches(text); break;
     case Step::ByteLevel:
       if (step.flag && (text.empty() || text[0] != ' ')) text = " " + text;
       split = step.use_regex;

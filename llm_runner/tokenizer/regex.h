@@ -24,6 +24,9 @@
 namespace pocket {
 namespace detail {
 
+// `pattern` shortened for an error message (at most ~80 bytes, cut at a character boundary).
+std::string pattern_for_message(std::string_view pattern);
+
 class Regex {
  public:
   // Compiles `pattern`. On failure returns false and sets *error, e.g.
@@ -60,7 +63,8 @@ class Regex {
   };
 
  private:
-  bool match(int node, const uint32_t* cps, size_t n, size_t pos, size_t* end) const;
+  struct Subject;
+  bool match(int node, Subject* s, size_t pos, size_t* end) const;
 
   std::vector<CharClass> classes_;
   std::vector<Node> nodes_;

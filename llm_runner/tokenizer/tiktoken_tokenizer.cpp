@@ -157,6 +157,9 @@ Error build_vocab(const std::vector<std::pair<std::string, int32_t>>& ranks, Tik
                   std::string* message) {
   int32_t n_base = 0;
   for (const auto& r : ranks) n_base = std::max(n_base, r.second + 1);
+  if (static_cast<size_t>(n_base) > 2 * ranks.size() + 1024)  // holes cost memory
+    return fail(Error::InvalidProgram, "rank " + std::to_string(n_base - 1) + " is far beyond the " +
+                                           std::to_string(ranks.size()) + " tokens", message);
   Vocab& v = tok->vocab;
   v.resize(static_cast<size_t>(n_base) + kNumSpecial);
   std::vector<uint8_t> seen(n_base, 0);

@@ -103,7 +103,7 @@ Error Tokenizer::load(const std::string& path, std::unique_ptr<Tokenizer>* out, 
       return Error::Io;
     }
     Error e = load_buffer(bytes.data(), bytes.size(), out, message);
-    if (e != Error::Ok) *message = path + ": " + *message;
+    if (e != Error::Ok) *message += " (file '" + path + "')";
     return e;
   });
 }
@@ -111,13 +111,7 @@ Error Tokenizer::load(const std::string& path, std::unique_ptr<Tokenizer>* out, 
 Error Tokenizer::encode(const std::string& text, const EncodeOptions& options, std::vector<int32_t>* out,
                         std::string* message) const {
   return guarded(message, [&] {
-    if (options.add_bos) {
-      if (impl_->vocab.bos < 0) {
-        *message = "encode: add_bos is set but the tokenizer has no bos token";
-        return Error::InvalidArgument;
-      }
-      out->push_back(impl_->vocab.bos);
-    }
+    if (options.add_bos && impl_->vocab.bos >= 0) out->push_back(impl_->vocab.bos);
     return impl_->encode(text, options.parse_special, out, message);
   });
 }

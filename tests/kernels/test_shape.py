@@ -117,7 +117,8 @@ def test_slice_errors():
     check("aten::slice.Tensor", [x, 1, 0, INT64_MAX, INT64_MAX], expected=x[:, :1])
     fails("aten::slice.Tensor", [x, 1, 0, 5, 0], x, r"slice: step must be positive, got 0")
     fails("aten::slice.Tensor", [x, 2, 0, 5, 1], x, r"slice: dim 2 out of range for a 2-d tensor")
-    fails("aten::slice.Tensor", [torch.tensor(1.0), 0, 0, 1, 1], x, r"slice: expected a tensor with at least 1 dim")
+    fails("aten::slice.Tensor", [torch.tensor(1.0), 0, 0, 1, 1], x,
+          r"slice: expected a tensor with at least 1 dim")
 
 
 def test_select():
@@ -154,8 +155,10 @@ def test_copy_slice_scatter_select_scatter():
     check("aten::slice_scatter", [x, torch.randn(4, 2), -1, -2, INT64_MAX, 1])
     check("aten::select_scatter", [x, torch.randn(6), 0, -1])
     check("aten::select_scatter", [x.t(), torch.randn(6), 1, 2])
-    fails("aten::copy", [x, torch.randn(5), None], x, r"copy: src of shape \[5\] cannot be broadcast to \[4, 6\]")
-    fails("aten::slice_scatter", [x, torch.randn(4, 3), 1, 0, 2, 1], x, r"slice_scatter: src has shape \[4, 3\], expected \[4, 2\]")
+    fails("aten::copy", [x, torch.randn(5), None], x,
+          r"copy: src of shape \[5\] cannot be broadcast to \[4, 6\]")
+    fails("aten::slice_scatter", [x, torch.randn(4, 3), 1, 0, 2, 1], x,
+          r"slice_scatter: src has shape \[4, 3\], expected \[4, 2\]")
     fails("aten::select_scatter", [x, torch.randn(6), 0, 4], x, r"select_scatter: index 4 is out of bounds")
 
 
@@ -169,7 +172,8 @@ def test_cat():
     check("aten::cat", [[torch.randn(0, 3), a], 0])
     check("aten::cat", [[a, torch.randint(0, 5, (1, 3))], 0])  # type promotion: int into float
     check("aten::cat", [[torch.randn(5)], 0])
-    fails("aten::cat", [[a, torch.randn(2, 4)], 0], torch.empty(4, 3), r"cat: tensor 1 has shape \[2, 4\], incompatible")
+    fails("aten::cat", [[a, torch.randn(2, 4)], 0], torch.empty(4, 3),
+          r"cat: tensor 1 has shape \[2, 4\], incompatible")
     fails("aten::cat", [[a, b], 2], torch.empty(6, 3), r"cat: dim 2 out of range")
     fails("aten::cat", [[torch.tensor(1.0)], 0], torch.empty(1), r"cat: 0-d tensors cannot be concatenated")
 
@@ -184,7 +188,8 @@ def test_split():
     check("aten::split.Tensor", [x, 10, 0])
     fails("aten::split_with_sizes", [x, [2, 2], 0], [torch.empty(2, 4)] * 2,
           r"split_with_sizes: split sizes sum to 4 but dim 0 has size 7")
-    fails("aten::split_with_sizes", [x, [3, -1, 5], 0], [torch.empty(7, 4)] * 3, r"split_with_sizes: invalid split size -1")
+    fails("aten::split_with_sizes", [x, [3, -1, 5], 0], [torch.empty(7, 4)] * 3,
+          r"split_with_sizes: invalid split size -1")
     fails("aten::split.Tensor", [x, 3, 0], [torch.empty(3, 4)] * 2, r"split: 3 chunks but 2 outputs")
     fails("aten::split.Tensor", [x, 0, 0], [torch.empty(3, 4)], r"split: split size 0 is invalid")
 
@@ -199,7 +204,8 @@ def test_index_tensor():
     check("aten::index.Tensor", [x, [None, None, i.to(torch.int32)]])
     check("aten::index.Tensor", [x.permute(2, 0, 1), [i, torch.tensor([[1], [2]])]])  # broadcast (2, 4)
     check("aten::index.Tensor", [x, [i, None, torch.tensor(3)]])  # non-adjacent: index dims first
-    check("aten::index.Tensor", [x[:, ::2], [torch.tensor([0, 1]), torch.tensor([[2], [0]]), torch.tensor([6, 0])]])
+    three = [torch.tensor([0, 1]), torch.tensor([[2], [0]]), torch.tensor([6, 0])]
+    check("aten::index.Tensor", [x[:, ::2], three])
     check("aten::index.Tensor", [x, [torch.tensor(2)]])
     check("aten::index.Tensor", [x, [torch.zeros(0, dtype=torch.long)]])
     check("aten::index.Tensor", [torch.randint(0, 9, (5, 3)).t(), [None, i]])
@@ -207,7 +213,8 @@ def test_index_tensor():
           r"index.Tensor: index 7 is out of bounds for dim 0 with size 5")
     fails("aten::index.Tensor", [x, [torch.ones(5, dtype=torch.bool)]], x,
           r"index.Tensor: boolean mask indices are not supported")
-    fails("aten::index.Tensor", [x, [i, torch.tensor([1, 2])]], x, r"index.Tensor: shapes \[4\] and \[2\] cannot be broadcast")
+    fails("aten::index.Tensor", [x, [i, torch.tensor([1, 2])]], x,
+          r"index.Tensor: shapes \[4\] and \[2\] cannot be broadcast")
     fails("aten::index.Tensor", [x, [i.float()]], x, r"index.Tensor: index tensors must be int64 or int32")
     fails("aten::index.Tensor", [x, [i, i, i, i]], x, r"index.Tensor: too many indices for a 3-d tensor")
 
@@ -245,9 +252,11 @@ def test_index_select():
     check("aten::index_select", [x, 0, torch.tensor(2)])
     check("aten::index_select", [x, 2, torch.zeros(0, dtype=torch.long)])
     check("aten::index_select", [torch.tensor(5.0), 0, torch.tensor([0])])
-    fails("aten::index_select", [x, 1, torch.tensor([5])], x, r"index_select: index 5 is out of bounds for dim 1 with size 5")
+    fails("aten::index_select", [x, 1, torch.tensor([5])], x,
+          r"index_select: index 5 is out of bounds for dim 1 with size 5")
     fails("aten::index_select", [x, 1, torch.tensor([-1])], x, r"index_select: index -1 is out of bounds")
-    fails("aten::index_select", [x, 1, torch.zeros(2, 2, dtype=torch.long)], x, r"index_select: index must be 0-d or 1-d")
+    fails("aten::index_select", [x, 1, torch.zeros(2, 2, dtype=torch.long)], x,
+          r"index_select: index must be 0-d or 1-d")
 
 
 def test_gather_scatter():
@@ -256,17 +265,21 @@ def test_gather_scatter():
     check("aten::gather", [x, 0, idx, False])
     check("aten::gather", [x.t(), -1, torch.randint(0, 4, (5, 2)), False])
     check("aten::gather", [torch.randint(0, 9, (4, 5)), 1, torch.randint(0, 5, (2, 3)), False])
-    fails("aten::gather", [x, 0, torch.tensor([[4]]), False], x, r"gather: index 4 is out of bounds for dim 0 with size 4")
+    fails("aten::gather", [x, 0, torch.tensor([[4]]), False], x,
+          r"gather: index 4 is out of bounds for dim 0 with size 4")
     fails("aten::gather", [x, 0, torch.tensor([[-1]]), False], x, r"gather: index -1 is out of bounds")
-    fails("aten::gather", [x, 0, torch.zeros(3, 6, dtype=torch.long), False], x, r"gather: index of shape \[3, 6\] does not fit")
+    fails("aten::gather", [x, 0, torch.zeros(3, 6, dtype=torch.long), False], x,
+          r"gather: index of shape \[3, 6\] does not fit")
     perm = torch.stack([torch.randperm(4)[:3] for _ in range(5)], 1)  # distinct targets per column
     check("aten::scatter.src", [x, 0, perm, torch.randn(3, 5)])
     check("aten::scatter.src", [x.t(), 1, perm.t(), torch.randn(4, 6).t()])
     check("aten::scatter.value", [x, 1, torch.tensor([[0, 4], [3, 2]]), 2.5])
     check("aten::scatter.value", [torch.zeros(3, 3, dtype=torch.int32), 0, torch.tensor([[2, 1, 0]]), 7])
-    fails("aten::scatter.src", [x, 0, torch.tensor([[9]]), torch.randn(1, 1)], x, r"scatter: index 9 is out of bounds")
+    fails("aten::scatter.src", [x, 0, torch.tensor([[9]]), torch.randn(1, 1)], x,
+          r"scatter: index 9 is out of bounds")
     fails("aten::scatter.value", [x, 0, torch.tensor([[-1]]), 1.0], x, r"scatter: index -1 is out of bounds")
-    fails("aten::scatter.value", [x, 0, torch.zeros(1, 6, dtype=torch.long), 1.0], x, r"scatter: index of shape \[1, 6\]")
+    fails("aten::scatter.value", [x, 0, torch.zeros(1, 6, dtype=torch.long), 1.0], x,
+          r"scatter: index of shape \[1, 6\]")
 
 
 # ---------------------------------------------------------------- creation
@@ -279,7 +292,8 @@ def test_creation_every_dtype(dt):
     check("aten::full_like", [rand((3, 2), torch.float32).t(), value, dtype(dt), None, None, None, None])
     check("aten::full_like", [rand((3, 2), dt), value, None, None, None, None, None])
     check("aten::scalar_tensor", [value, dtype(dt), None, None, None])
-    got = run("aten::empty.memory_format", [[2, 5], dtype(dt), None, None, None, None], torch.empty(2, 5, dtype=dt))[0]
+    args = [[2, 5], dtype(dt), None, None, None, None]
+    got = run("aten::empty.memory_format", args, torch.empty(2, 5, dtype=dt))[0]
     assert got.shape == (2, 5) and got.dtype == dt and not got.to(torch.float32).any()
     if dt != torch.bool:
         check("aten::arange.start_step", [1, 11, 3, dtype(dt), None, None, None])
@@ -299,10 +313,12 @@ def test_full_values_and_errors():
           r"full: value 70000 cannot be converted to float16 without overflow")
     fails("aten::full", [[2], 1.0, dtype(torch.int64), None, None, None], torch.empty(2),
           r"full: dtype int64 does not match the output dtype float32")
-    fails("aten::full", [[2, -1], 1.0, None, None, None, None], torch.empty(2), r"full: negative size -1 at dim 1")
+    fails("aten::full", [[2, -1], 1.0, None, None, None, None], torch.empty(2),
+          r"full: negative size -1 at dim 1")
     fails("aten::full_like", [torch.randn(2), 1, None, None, None, None, None], torch.empty(2, dtype=torch.int64),
           r"full_like: dtype float32 does not match the output dtype int64")
-    fails("aten::full", [[100], 0.0, None, None, None, None], torch.empty(10), r"full: output shape \[100\] does not fit")
+    fails("aten::full", [[100], 0.0, None, None, None, None], torch.empty(10),
+          r"full: output shape \[100\] does not fit")
 
 
 @pytest.mark.parametrize("args,dt", [
@@ -318,13 +334,16 @@ def test_arange_overloads_and_errors():
     check("aten::arange", [4.5, dtype(torch.float32), None, None, None])
     check("aten::arange.start", [-3, 4, dtype(torch.int32), None, None, None])
     i64 = torch.empty(10, dtype=torch.int64)
-    fails("aten::arange.start_step", [0, 10, 0, dtype(torch.int64), None, None, None], i64, r"arange: step must be nonzero")
+    fails("aten::arange.start_step", [0, 10, 0, dtype(torch.int64), None, None, None], i64,
+          r"arange: step must be nonzero")
     fails("aten::arange.start_step", [0, 10, -1, dtype(torch.int64), None, None, None], i64,
           r"arange: upper bound and lower bound are inconsistent with step sign")
     fails("aten::arange.start_step", [0, float("nan"), 1.0, None, None, None, None], torch.empty(3),
           r"arange: start, end and step must be finite")
-    fails("aten::arange.start_step", [0, 100, 1, dtype(torch.int64), None, None, None], i64, r"arange: output shape \[100\] does not fit")
-    fails("aten::arange.start_step", [0, 2**62, 1, dtype(torch.int64), None, None, None], i64, r"arange: .* elements are too many")
+    fails("aten::arange.start_step", [0, 100, 1, dtype(torch.int64), None, None, None], i64,
+          r"arange: output shape \[100\] does not fit")
+    fails("aten::arange.start_step", [0, 2**62, 1, dtype(torch.int64), None, None, None], i64,
+          r"arange: .* elements are too many")
 
 
 # ---------------------------------------------------------------- dtype conversion
@@ -416,8 +435,10 @@ def test_tril_triu(diagonal):
 
 
 def test_tril_error():
-    fails("aten::tril", [torch.randn(4), 0], torch.empty(4), r"tril: expected a tensor with at least 2 dims, got 1")
-    fails("aten::triu", [torch.randn(4), 0], torch.empty(4), r"triu: expected a tensor with at least 2 dims, got 1")
+    fails("aten::tril", [torch.randn(4), 0], torch.empty(4),
+          r"tril: expected a tensor with at least 2 dims, got 1")
+    fails("aten::triu", [torch.randn(4), 0], torch.empty(4),
+          r"triu: expected a tensor with at least 2 dims, got 1")
 
 
 def test_masked_fill():
@@ -426,7 +447,8 @@ def test_masked_fill():
     check("aten::masked_fill.Scalar", [x.t(), torch.rand(4, 1) > 0.5, float("-inf")])
     check("aten::masked_fill.Scalar", [torch.randn(4), torch.rand(2, 4) > 0.5, 0.0])  # result broadcasts
     check("aten::masked_fill.Scalar", [torch.randint(0, 9, (3, 4)), torch.tensor(True), 5])
-    fails("aten::masked_fill.Scalar", [x, torch.ones(3, 4), 0.0], x, r"masked_fill: mask has dtype float32, expected bool")
+    fails("aten::masked_fill.Scalar", [x, torch.ones(3, 4), 0.0], x,
+          r"masked_fill: mask has dtype float32, expected bool")
 
 
 # ---------------------------------------------------------------- symbolic ints
@@ -472,3 +494,32 @@ def test_sym_neg_and_errors():
     fails("sym::floordiv", [5, 0], 0, r"sym::floordiv: 5 // 0 divides by zero")
     fails("sym::floordiv", [-2**63, -1], 0, r"sym::floordiv: .* overflows int64")
     fails("sym::mod", [5, 0], 0, r"sym::mod: 5 % 0 divides by zero")
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_index_and_index_put_random_patterns(seed):
+    g = torch.Generator().manual_seed(seed)
+    shape = [int(s) for s in torch.randint(1, 5, (int(torch.randint(1, 5, (1,), generator=g)),), generator=g)]
+    x = torch.randn(shape, generator=g)
+    if seed % 2:
+        x = x.transpose(0, -1)
+    indices = []
+    for size in x.shape:
+        if torch.rand(1, generator=g) < 0.5:
+            indices.append(None)
+        else:
+            n = int(torch.randint(1, 4, (1,), generator=g))
+            one_d = torch.rand(1, generator=g) < 0.7
+            indices.append(torch.randint(-size, size, (n,), generator=g) if one_d else torch.tensor(size - 1))
+    while indices and indices[-1] is None:
+        indices.pop()
+    if all(i is None for i in indices):
+        indices = [torch.tensor([0])]
+    # Index tensors broadcast together: give them all the same length (or 0-d).
+    n = max((i.numel() for i in indices if i is not None and i.dim() == 1), default=1)
+    indices = [i if i is None or i.dim() == 0 else i[:1].expand(n).clone() if i.numel() < n else i[:n]
+               for i in indices]
+    want = torch.ops.aten.index.Tensor(x, indices)
+    check("aten::index.Tensor", [x, indices])
+    check("aten::index_put", [x, indices, torch.randn(want.shape, generator=g), False])
+    check("aten::index_put", [x, indices, torch.randn(want.shape[-1:], generator=g), True])

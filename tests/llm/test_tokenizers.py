@@ -85,14 +85,13 @@ def test_bos_eos_and_lookups(trained):
     assert not ours.is_special(ours.token_id("Ġthe"))
 
     hf, ours = pair(trained, "llama2")
-    assert (ours.bos_id, ours.eos_ids) == (1, [2])
+    assert (ours.bos_id, ours.eos_ids) == (1, [2, hf.token_to_id("<|im_end|>")])
     assert ours.encode("Hello world", add_bos=True) == hf.encode("Hello world").ids
 
     hf, ours = pair(trained, "smollm")
     assert ours.bos_id is None
     assert ours.eos_ids == [hf.token_to_id("<|endoftext|>"), hf.token_to_id("<|im_end|>")]
-    with pytest.raises(PocketError, match="no bos token"):
-        ours.encode("x", add_bos=True)
+    assert ours.encode("x", add_bos=True) == ours.encode("x")  # no bos: nothing to add
     ours.set_bos_id(1)
     ours.set_eos_ids([2])
     assert ours.encode("x", add_bos=True)[0] == 1 and ours.eos_ids == [2]
@@ -214,8 +213,9 @@ def test_llama2c_matches_reference(llama2c_setup):
         want = llama2c_reference_encode(tokens, scores, t, bos=True)
         got = ours.encode(t, add_bos=True)
         assert got == want, t
-        assert ours.decode_bytes(got, skip_special=True) == llama2c_reference_decode(tokens, want[1:]) if t else True
-        assert ours.decode_bytes(got) == llama2c_reference_decode(tokens, want)
+        text = llama2c_reference_decode(tokens, want)
+        assert ours.decode_bytes(got) == text
+        assert ours.decode_bytes(got, skip_special=True) == text.removeprefix(b"\n<s>\n")
 
 
 def test_llama2c_invalid_utf8(llama2c_setup):
@@ -292,7 +292,7 @@ def test_corrupt_json(trained):
     assert err.message == "tokenizer.json: truncated JSON at byte 5000" and err.status == "INVALID_PROGRAM"
     bad = text[:100] + b"#" + text[101:]
     assert "invalid JSON at byte 100" in _load_error(bad).message
-    assert "nested deeper" in _load_error(b"{" + b"[" * 1000 + b"]" * 1000 + b"}").message
+    assert "nested deeper" in _load_error(b"{\"a\": " + b"[" * 1000 + b"]" * 1000 + b"}").message
     assert "lone" in _load_error(b'{"model": "\\ud800"}').message
 
 
@@ -334,8 +334,9 @@ def test_api_errors(trained, tmp_path):
     assert info.value.status == "NOT_FOUND"
     path = tmp_path / "tokenizer.json"
     path.write_bytes(b"{\"model\": {\"type\": \"WordPiece\"}}")
-    with pytest.raises(PocketError, match="tokenizer.json: tokenizer.json: expected a BPE model"):
+    with pytest.raises(PocketError) as info:
         Tokenizer.from_file(str(path))
+    assert info.value.message == f"tokenizer.json: expected a BPE model, found WordPiece (file '{path}')"
     path.write_text(trained["gpt2"])
     ours = Tokenizer.from_file(str(path))
     with pytest.raises(PocketError) as info:

@@ -59,7 +59,8 @@ def comparison_texts():
         "<s>Hello</s> <s> spaced </s>", "a<|endoftext|>b", "<|im_start", "<|im_end|><|im_end|>",
         "<|begin_of_text|><|start_header_id|>user<|end_header_id|>\n\nhi<|eot_id|>",
         "text <tool> call <tool>x", "a <mask> b  <mask>", "x [SEP]   y [SEP]", "word wordy sword word_ word.",
-        "<0x41> looks like a byte token", "▁already▁has▁metaspace ▁",
+        "<0x41> looks like a byte token", "▁already▁has▁metaspace ▁", "x   ½ y   Ⅻ z  ٣",
+        "say hello world now, hello there", "hello there", " hello there!",
     ]
     rng = random.Random(7)
     pool = list("aZé日😀 \n\t\r0123456789'’-_.,!?<>|▁") + ["'s", "'T", "  ", "\r\n", "<|im_end|>", "\u0301", "👍🏽"]
@@ -109,12 +110,14 @@ def byte_level(style, vocab_size=900):
     _train(tok, vocab_size, specials, pre_tokenizers.ByteLevel.alphabet())
     if style == "llama3":
         bos = tok.token_to_id("<|begin_of_text|>")
-        tok.post_processor = processors.TemplateProcessing(single="<|begin_of_text|> $A",
-                                                           special_tokens=[("<|begin_of_text|>", bos)])
+        tok.post_processor = processors.Sequence([  # as Llama 3's tokenizer.json has it
+            processors.ByteLevel(trim_offsets=False),
+            processors.TemplateProcessing(single="<|begin_of_text|> $A", special_tokens=[("<|begin_of_text|>", bos)])])
         tok.add_special_tokens(["<|start_header_id|>", "<|end_header_id|>"])
     tok.add_special_tokens([AddedToken("<mask>", lstrip=True, special=True, normalized=False),
                             AddedToken("[SEP]", rstrip=True, special=True, normalized=False)])
-    tok.add_tokens([AddedToken("<tool>", special=False), AddedToken("word", single_word=True, special=False)])
+    tok.add_tokens([AddedToken("<tool>", special=False), AddedToken("word", single_word=True, special=False),
+                    AddedToken(" hello world", normalized=False)])  # ' ' is outside the byte-level alphabet
     return tok.to_str()
 
 
@@ -155,6 +158,9 @@ def sentencepiece_bpe(style="llama2", vocab_size=700):
                               special=True) for c, i in added]
     d["added_tokens"].append(dict(id=n + 2, content="<tool>", single_word=False, lstrip=False, rstrip=False,
                                   normalized=False, special=False))
+    # Matched (and decoded) in normalized form: "▁hello▁there" after Prepend/Replace.
+    d["added_tokens"].append(dict(id=n + 3, content="hello there", single_word=False, lstrip=False, rstrip=False,
+                                  normalized=True, special=False))
     replace_decoder = {"type": "Sequence", "decoders": [
         {"type": "Replace", "pattern": {"String": "▁"}, "content": " "}, {"type": "ByteFallback"},
         {"type": "Fuse"}, {"type": "Strip", "content": " ", "start": 1, "stop": 0}]}

@@ -56,11 +56,12 @@ class Runner {
                     std::unique_ptr<Runner>* out, std::string* message);
   ~Runner();
 
-  // Streams the continuation of `prompt` (appended to the conversation in the cache).
+  // Streams the continuation of `prompt`, starting a new text (the cache is reset; chat()
+  // is the way to continue a conversation). BOS is added when the tokenizer has one.
   // on_piece returns false to stop early. Text pieces never split a UTF-8 character.
   Error generate(const std::string& prompt, const GenerationConfig& config,
                  const std::function<bool(const std::string&)>& on_piece, std::string* message);
-  // The same on token ids (no text decoding); generated ids are appended to *out.
+  // The same on token ids, used as given (no BOS added); generated ids are appended to *out.
   Error generate_ids(const std::vector<int32_t>& prompt, const GenerationConfig& config,
                      std::vector<int32_t>* out, std::string* message);
   // One chat turn: formats `user` with the program's chat template (and the system prompt
@@ -71,7 +72,14 @@ class Runner {
   // Step-wise generation (what generate() is made of): begin() prefills and samples the first
   // token; each next() yields one token and the text it completes (may be empty).
   Error begin(const std::vector<int32_t>& prompt, const GenerationConfig& config, std::string* message);
+  // begin() for one chat turn (what chat() is made of).
+  Error begin_chat(const std::string& user, const GenerationConfig& config, std::string* message);
   Error next(int32_t* token, std::string* piece, bool* done, std::string* message);
+
+  // The token ids chat() would feed for `user`: the turn formatted with the chat template.
+  std::string format_chat_turn(const std::string& user) const;
+  // "llama3", "chatml", "llama2" or "none" (from the program's metadata).
+  std::string chat_template() const;
 
   void set_system_prompt(const std::string& system) { system_ = system; }
   const std::string& system_prompt() const { return system_; }

@@ -43,7 +43,8 @@ class TokenizerImpl;
 }
 
 struct EncodeOptions {
-  bool add_bos = false;       // prepend bos_id(); an error when the tokenizer has none
+  bool add_bos = false;       // prepend bos_id(), if the tokenizer has one (GPT-2, Qwen2 and
+                              // SmolLM2 have none: nothing is added, as in Hugging Face)
   bool parse_special = true;  // special tokens written in the text ("<|im_end|>") become
                               // their ids; false encodes them as plain text
 };
@@ -58,7 +59,8 @@ class Tokenizer {
   enum class Format { HfByteLevelBpe, HfSentencePieceBpe, Tiktoken, Llama2c };
 
   // Reads the file at `path` and detects its format. On failure returns the error and sets
-  // *message (which names the path); *out is untouched.
+  // *message ("tokenizer.json: expected a BPE model, found WordPiece (file 'x/tokenizer.json')");
+  // *out is untouched.
   static Error load(const std::string& path, std::unique_ptr<Tokenizer>* out, std::string* message);
   // The same from `size` bytes at `data` (copied as needed; the caller keeps ownership).
   static Error load_buffer(const void* data, size_t size, std::unique_ptr<Tokenizer>* out,
@@ -72,7 +74,7 @@ class Tokenizer {
   Tokenizer& operator=(const Tokenizer&) = delete;
 
   // Text (UTF-8; invalid bytes are kept as single bytes, never an error) -> ids, appended
-  // to *out. Fails only for add_bos without a bos token or a byte no token can spell.
+  // to *out. A byte no token can spell is dropped, or <unk> where the vocabulary has one.
   Error encode(const std::string& text, const EncodeOptions& options, std::vector<int32_t>* out,
                std::string* message) const;
   Error encode(const std::string& text, bool add_bos, std::vector<int32_t>* out, std::string* message) const {

@@ -1,1 +1,137 @@
-"""pocket.llm: run chat models (Runner, Tokenizer); pocket.llm.models exports them (needs torch)."""
+"""pocket.llm: run chat models exported by `pocket llm export`. Imports no torch.
+
+    runner = pocket.llm.Runner("smol.pocket", "tokenizer.json")
+    for piece in runner.generate("Once upon a time", max_new_tokens=64, temperature=0.0):
+        print(piece, end="", flush=True)
+    print(runner.stats)        # load_ms, ttft_ms, prefill_tok_s, decode_tok_s, ...
+
+    chat = runner.chat(system="You are helpful.")
+    for piece in chat.send("What is the capital of France?"):
+        print(piece, end="")
+
+pocket.llm.models (model code, checkpoints, export) needs torch.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Iterator, Sequence
+
+from pocket import _native
+
+__all__ = ["Runner", "Chat", "Tokenizer"]
+
+Tokenizer = getattr(_native, "Tokenizer", None)
+
+
+class Runner:
+    """A chat model: a .pocket LLM program, its tokenizer and a sampler.
+
+    Args:
+        model: the .pocket file (from `pocket llm export`).
+        tokenizer: tokenizer.json, a tiktoken file or a llama2.c tokenizer.bin; None uses the
+            tokenizer embedded in the program.
+    Raises:
+        PocketError: a missing or malformed file, a program that is not an LLM, a tokenizer
+            that does not fit the model's vocabulary.
+    """
+
+    def __init__(self, model: str | os.PathLike, tokenizer: str | os.PathLike | None = None):
+        self._native = _native.Runner(os.fspath(model), os.fspath(tokenizer) if tokenizer else "")
+        # The C++ tokenizer, for encode()/decode() from Python.
+        self.tokenizer = _native.Tokenizer.from_file(os.fspath(tokenizer)) if tokenizer else None
+
+    def generate(self, prompt: str, max_new_tokens: int = 256, *, temperature: float = 0.0, top_k: int = 0,
+                 top_p: float = 1.0, min_p: float = 0.0, repetition_penalty: float = 1.0, seed: int = 0,
+                 stop: Sequence[str] = ()) -> Iterator[str]:
+        """Streams the continuation of `prompt` as text pieces (never splitting a character).
+
+        Each call starts a new text (BOS added when the tokenizer has one); chat() keeps a
+        conversation."""
+        self._native.reset()
+        ids = self._native.encode(prompt, self._native.has_bos)
+        config = _config(max_new_tokens, temperature, top_k, top_p, min_p, repetition_penalty, seed, stop)
+        return self._stream(ids, config)
+
+    def generate_ids(self, ids: Sequence[int], max_new_tokens: int = 256, *, temperature: float = 0.0,
+                     top_k: int = 0, top_p: float = 1.0, min_p: float = 0.0, repetition_penalty: float = 1.0,
+                     seed: int = 0) -> list[int]:
+        """Generated token ids for prompt `ids` (no text decoding); for tests and tools."""
+        config = _config(max_new_tokens, temperature, top_k, top_p, min_p, repetition_penalty, seed, ())
+        self._native.reset()
+        self._native.begin(list(ids), config)
+        out = []
+        while True:
+            token, _, done = self._native.next()
+            if token >= 0:
+                out.append(token)
+            if done:
+                return out
+
+    def chat(self, system: str | None = None) -> "Chat":
+        """A new conversation (the cache is reset); turns are formatted with the model's template."""
+        return Chat(self, system)
+
+    def reset(self) -> None:
+        """Forgets the conversation in the cache."""
+        self._native.reset()
+
+    def stop(self) -> None:
+        """Ends a running generation after the current token (safe from another thread)."""
+        self._native.stop()
+
+    @property
+    def stats(self) -> dict:
+        """load_ms, ttft_ms, prefill_tok_s, decode_tok_s, prompt_tokens, generated_tokens, stop_reason."""
+        return self._native.stats
+
+    @property
+    def position(self) -> int:
+        return self._native.position
+
+    @property
+    def max_seq_len(self) -> int:
+        return self._native.max_seq_len
+
+    @property
+    def chat_template(self) -> str:
+        return self._native.chat_template
+
+    def _stream(self, ids, config) -> Iterator[str]:
+        self._native.begin(ids, config)
+        return self._pieces()
+
+    def _stream_chat(self, message, config) -> Iterator[str]:
+        self._native.begin_chat(message, config)
+        return self._pieces()
+
+    def _pieces(self) -> Iterator[str]:
+        while True:
+            _, piece, done = self._native.next()
+            if piece:
+                yield piece.decode("utf-8", errors="replace")
+            if done:
+                return
+
+
+class Chat:
+    """A multi-turn conversation; earlier turns stay in the KV cache."""
+
+    def __init__(self, runner: Runner, system: str | None):
+        self.runner = runner
+        runner.reset()
+        runner._native.set_system_prompt(system or "")
+
+    def send(self, message: str, max_new_tokens: int = 256, **sampling) -> Iterator[str]:
+        """Streams the assistant's reply to `message`."""
+        config = _config(max_new_tokens, sampling.pop("temperature", 0.0), sampling.pop("top_k", 0),
+                         sampling.pop("top_p", 1.0), sampling.pop("min_p", 0.0),
+                         sampling.pop("repetition_penalty", 1.0), sampling.pop("seed", 0), sampling.pop("stop", ()))
+        if sampling:
+            raise TypeError(f"unknown sampling options: {sorted(sampling)}")
+        return self.runner._stream_chat(message, config)
+
+
+def _config(max_new_tokens, temperature, top_k, top_p, min_p, repetition_penalty, seed, stop):
+    return _native.GenerationConfig(max_new_tokens, temperature, top_k, top_p, min_p, repetition_penalty, seed,
+                                    list(stop))

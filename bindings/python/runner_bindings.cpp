@@ -1,0 +1,135 @@
+// pocket._native: the LLM runner (pocket.llm.Runner wraps it).
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include "pocket/runner.h"
+#include "pocket/tokenizer.h"
+
+namespace py = pybind11;
+using pocket::Error;
+
+[[noreturn]] void raise_pocket_error(Error e, const std::string& message);  // native.cpp
+
+namespace {
+
+pocket::GenerationConfig make_config(int max_new_tokens, float temperature, int top_k, float top_p, float min_p,
+                                     float repetition_penalty, uint64_t seed, std::vector<std::string> stop) {
+  pocket::GenerationConfig c;
+  c.max_new_tokens = max_new_tokens;
+  c.sampler.temperature = temperature;
+  c.sampler.top_k = top_k;
+  c.sampler.top_p = top_p;
+  c.sampler.min_p = min_p;
+  c.sampler.repetition_penalty = repetition_penalty;
+  c.sampler.seed = seed;
+  c.stop_strings = std::move(stop);
+  return c;
+}
+
+py::dict stats_dict(const pocket::GenerationStats& s) {
+  py::dict d;
+  d["load_ms"] = s.load_ms;
+  d["ttft_ms"] = s.ttft_ms;
+  d["prefill_tok_s"] = s.prefill_tok_s;
+  d["decode_tok_s"] = s.decode_tok_s;
+  d["prompt_tokens"] = s.prompt_tokens;
+  d["generated_tokens"] = s.generated_tokens;
+  d["stop_reason"] = s.stop_reason;
+  return d;
+}
+
+class PyRunner {
+ public:
+  PyRunner(const std::string& model, const std::string& tokenizer) {
+    std::string message;
+    Error e = pocket::Runner::load(model, tokenizer, &runner_, &message);
+    if (e != Error::Ok) raise_pocket_error(e, message);
+  }
+
+  std::vector<int32_t> encode(const std::string& text, bool add_bos) {
+    std::vector<int32_t> ids;
+    std::string message;
+    Error e = runner_->tokenizer().encode(text, add_bos, &ids, &message);
+    if (e != Error::Ok) raise_pocket_error(e, message);
+    return ids;
+  }
+
+  void begin(const std::vector<int32_t>& prompt, const pocket::GenerationConfig& config) {
+    std::string message;
+    Error e;
+    {
+      py::gil_scoped_release release;
+      e = runner_->begin(prompt, config, &message);
+    }
+    if (e != Error::Ok) raise_pocket_error(e, message);
+  }
+
+  // (token or -1, text bytes, done)
+  py::tuple next() {
+    int32_t token = -1;
+    std::string piece, message;
+    bool done = false;
+    Error e;
+    {
+      py::gil_scoped_release release;
+      e = runner_->next(&token, &piece, &done, &message);
+    }
+    if (e != Error::Ok) raise_pocket_error(e, message);
+    return py::make_tuple(token, py::bytes(piece), done);
+  }
+
+  void begin_chat(const std::string& user, const pocket::GenerationConfig& config) {
+    std::string message;
+    Error e;
+    {
+      py::gil_scoped_release release;
+      e = runner_->begin_chat(user, config, &message);
+    }
+    if (e != Error::Ok) raise_pocket_error(e, message);
+  }
+
+  pocket::Runner& get() { return *runner_; }
+
+ private:
+  std::unique_ptr<pocket::Runner> runner_;
+};
+
+}  // namespace
+
+void bind_runner(py::module_& m) {
+  // A sampler chain on its own, for tests: draws one token from logits per call.
+  py::class_<pocket::SamplerChain>(m, "Sampler")
+      .def(py::init([](const pocket::GenerationConfig& c) {
+             std::string bad = pocket::validate_sampler_config(c.sampler);
+             if (!bad.empty()) raise_pocket_error(Error::InvalidArgument, bad);
+             return pocket::make_sampler(c.sampler);
+           }),
+           py::arg("config"))
+      .def("sample", [](pocket::SamplerChain& s, py::array_t<float, py::array::c_style | py::array::forcecast> logits) {
+        if (logits.ndim() != 1 || logits.size() == 0) raise_pocket_error(Error::InvalidArgument, "logits must be a non-empty 1-d array");
+        return s.sample(logits.data(), static_cast<size_t>(logits.size()));
+      });
+  py::class_<pocket::GenerationConfig>(m, "GenerationConfig")
+      .def(py::init(&make_config), py::arg("max_new_tokens") = 256, py::arg("temperature") = 0.0f,
+           py::arg("top_k") = 0, py::arg("top_p") = 1.0f, py::arg("min_p") = 0.0f,
+           py::arg("repetition_penalty") = 1.0f, py::arg("seed") = 0, py::arg("stop") = std::vector<std::string>{});
+  py::class_<PyRunner>(m, "Runner")
+      .def(py::init<const std::string&, const std::string&>(), py::arg("model"), py::arg("tokenizer") = "")
+      .def("encode", &PyRunner::encode, py::arg("text"), py::arg("add_bos"))
+      .def("begin", &PyRunner::begin)
+      .def("begin_chat", &PyRunner::begin_chat)
+      .def("next", &PyRunner::next)
+      .def("format_chat", [](PyRunner& r, const std::string& user) { return r.get().format_chat_turn(user); })
+      .def("reset", [](PyRunner& r) { r.get().reset(); })
+      .def("stop", [](PyRunner& r) { r.get().stop(); })
+      .def("set_system_prompt", [](PyRunner& r, const std::string& s) { r.get().set_system_prompt(s); })
+      .def_property_readonly("system_prompt", [](PyRunner& r) { return r.get().system_prompt(); })
+      .def_property_readonly("stats", [](PyRunner& r) { return stats_dict(r.get().stats()); })
+      .def_property_readonly("has_bos", [](PyRunner& r) { return r.get().tokenizer().bos_id() >= 0; })
+      .def_property_readonly("position", [](PyRunner& r) { return r.get().position(); })
+      .def_property_readonly("max_seq_len", [](PyRunner& r) { return r.get().max_seq_len(); })
+      .def_property_readonly("vocab_size", [](PyRunner& r) { return r.get().vocab_size(); })
+      .def_property_readonly("eos_ids", [](PyRunner& r) { return r.get().eos_ids(); })
+      .def_property_readonly("chat_template", [](PyRunner& r) { return r.get().chat_template(); });
+}

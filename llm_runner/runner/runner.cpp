@@ -1,0 +1,283 @@
+// The runner: prefill, then forward -> sample -> decode -> callback.
+#include "pocket/runner.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+
+#include "chat_template.h"
+#include "module.h"
+#include "pocket/tokenizer.h"
+#include "text_stream.h"
+
+namespace pocket {
+
+namespace {
+
+double now_ms() {
+  using namespace std::chrono;
+  return duration<double, std::milli>(steady_clock::now().time_since_epoch()).count();
+}
+
+// Reads an integer metadata entry; false when absent or malformed.
+bool metadata_int(const Program& p, const char* key, int64_t* out) {
+  const char* v = p.metadata(key);
+  if (v == nullptr || *v == '\0') return false;
+  char* end = nullptr;
+  long long x = strtoll(v, &end, 10);
+  if (*end != '\0') return false;
+  *out = x;
+  return true;
+}
+
+std::vector<int32_t> parse_ids(const char* text) {
+  std::vector<int32_t> ids;
+  for (const char* p = text; p && *p;) {
+    char* end = nullptr;
+    long v = strtol(p, &end, 10);
+    if (end == p) break;
+    ids.push_back(static_cast<int32_t>(v));
+    p = *end == ',' ? end + 1 : end;
+  }
+  return ids;
+}
+
+}  // namespace
+
+Runner::~Runner() = default;
+
+Error Runner::load(const std::string& model_path, const std::string& tokenizer_path, std::unique_ptr<Runner>* out,
+                   std::string* message) {
+  double start = now_ms();
+  std::unique_ptr<Runner> r(new Runner());
+  Error e = Module::load_file(model_path, FileData::Mode::Mmap, &r->module_, message);
+  if (e != Error::Ok) return e;
+  const Program& p = r->module_->program();
+  int64_t max_seq = 0, vocab = 0;
+  if (p.metadata("pocket_llm") == nullptr || p.find_method("prefill") < 0 || p.find_method("decode") < 0 ||
+      !metadata_int(p, "max_seq_len", &max_seq) || !metadata_int(p, "vocab_size", &vocab)) {
+    *message = "'" + model_path + "' is not an LLM program (it needs prefill and decode methods and "
+               "max_seq_len/vocab_size metadata; export it with `pocket llm export`)";
+    return Error::InvalidArgument;
+  }
+  r->max_seq_len_ = static_cast<int32_t>(max_seq);
+  r->vocab_size_ = static_cast<int32_t>(vocab);
+  r->eos_ids_ = parse_ids(p.metadata("eos_ids"));
+  r->chat_format_ = static_cast<int>(parse_chat_format(p.metadata("chat_template") ? p.metadata("chat_template") : ""));
+
+  if (tokenizer_path.empty()) {
+    Span<const uint8_t> embedded = p.tokenizer();
+    if (embedded.empty()) {
+      *message = "'" + model_path + "' has no embedded tokenizer; pass a tokenizer path";
+      return Error::NotFound;
+    }
+    e = Tokenizer::load_bytes(std::string(reinterpret_cast<const char*>(embedded.data), embedded.size),
+                              &r->tokenizer_, message);
+  } else {
+    e = Tokenizer::load(tokenizer_path, &r->tokenizer_, message);
+  }
+  if (e != Error::Ok) return e;
+  if (static_cast<int64_t>(r->tokenizer_->vocab_size()) > vocab) {
+    *message = "tokenizer has " + std::to_string(r->tokenizer_->vocab_size()) + " tokens but the model's vocabulary has " +
+               std::to_string(vocab) + ": they do not belong together";
+    return Error::InvalidArgument;
+  }
+  for (int32_t id : r->tokenizer_->eos_ids())  // e.g. <|eot_id|> besides <|end_of_text|>
+    if (std::find(r->eos_ids_.begin(), r->eos_ids_.end(), id) == r->eos_ids_.end()) r->eos_ids_.push_back(id);
+  r->logits_.resize(static_cast<size_t>(vocab));
+  r->stats_.load_ms = now_ms() - start;
+  *out = std::move(r);
+  return Error::Ok;
+}
+
+bool Runner::is_eos(int32_t token) const {
+  return std::find(eos_ids_.begin(), eos_ids_.end(), token) != eos_ids_.end();
+}
+
+void Runner::reset() {
+  pos_ = 0;
+  chat_started_ = false;
+}
+
+// Runs `tokens` at the current position (prefill for several, decode for one) and keeps
+// the logits of the last one.
+Error Runner::forward(const std::vector<int32_t>& tokens, std::string* message) {
+  const int32_t n = static_cast<int32_t>(tokens.size());
+  if (pos_ + n > max_seq_len_) {
+    *message = "context overflow: " + std::to_string(n) + " tokens at position " + std::to_string(pos_) +
+               " do not fit the model's context of " + std::to_string(max_seq_len_) +
+               " tokens (reset the conversation or shorten the prompt)";
+    return Error::OutOfRange;
+  }
+  std::vector<int64_t> ids(tokens.begin(), tokens.end());
+  int64_t position = pos_;
+  Tensor inputs[2];
+  inputs[0].dtype = ScalarType::Int64;
+  inputs[0].dim = 2;
+  inputs[0].sizes[0] = 1;
+  inputs[0].sizes[1] = n;
+  inputs[0].set_contiguous_strides();
+  inputs[0].data = ids.data();
+  inputs[0].capacity = ids.size() * sizeof(int64_t);
+  inputs[1].dtype = ScalarType::Int64;
+  inputs[1].dim = 1;
+  inputs[1].sizes[0] = 1;
+  inputs[1].set_contiguous_strides();
+  inputs[1].data = &position;
+  inputs[1].capacity = sizeof position;
+  Method* m = nullptr;
+  Error e = module_->execute(n == 1 ? "decode" : "prefill", inputs, 2, &m, message);
+  if (e != Error::Ok) return e;
+  const Value& out = m->output(0);
+  if (!out.is_tensor() || out.tensor.dtype != ScalarType::Float32 || out.tensor.numel() != vocab_size_) {
+    *message = "the model's output is not float32 logits over its vocabulary of " + std::to_string(vocab_size_);
+    return Error::InvalidProgram;
+  }
+  memcpy(logits_.data(), out.tensor.data, logits_.size() * sizeof(float));
+  pos_ += n;
+  return Error::Ok;
+}
+
+Error Runner::begin(const std::vector<int32_t>& prompt, const GenerationConfig& config, std::string* message) {
+  std::string bad = validate_sampler_config(config.sampler);
+  if (!bad.empty()) {
+    *message = bad;
+    return Error::InvalidArgument;
+  }
+  if (prompt.empty()) {
+    *message = "the prompt has no tokens";
+    return Error::InvalidArgument;
+  }
+  for (int32_t id : prompt)
+    if (id < 0 || id >= vocab_size_) {
+      *message = "prompt token " + std::to_string(id) + " is outside the vocabulary of " + std::to_string(vocab_size_);
+      return Error::InvalidArgument;
+    }
+  config_ = config;
+  sampler_ = make_sampler(config.sampler);
+  stream_ = std::make_unique<TextStream>(config.stop_strings);
+  generated_.clear();
+  decoded_.clear();
+  stats_ = GenerationStats{stats_.load_ms};
+  stats_.prompt_tokens = static_cast<int32_t>(prompt.size());
+  stop_requested_ = false;
+  decode_ms_ = 0;
+  double start = now_ms();
+  Error e = forward(prompt, message);
+  if (e != Error::Ok) return e;
+  next_token_ = sampler_->sample(logits_.data(), logits_.size());
+  stats_.ttft_ms = now_ms() - start;
+  stats_.prefill_tok_s = prompt.size() / (stats_.ttft_ms / 1e3);
+  return Error::Ok;
+}
+
+Error Runner::next(int32_t* token, std::string* piece, bool* done, std::string* message) {
+  piece->clear();
+  *done = false;
+  *token = -1;
+  if (!stats_.stop_reason.empty() || next_token_ < 0) {
+    *done = true;
+    return Error::Ok;
+  }
+  auto finish = [&](const char* reason) {
+    stats_.stop_reason = reason;
+    *piece += stream_->finish();
+    *done = true;
+    next_token_ = -1;
+    return Error::Ok;
+  };
+  if (stop_requested_) return finish("cancelled");
+  if (is_eos(next_token_)) return finish("eos");
+  if (static_cast<int32_t>(generated_.size()) >= config_.max_new_tokens) return finish("max_new_tokens");
+  const int32_t t = next_token_;
+  *token = t;
+  generated_.push_back(t);
+  stats_.generated_tokens = static_cast<int32_t>(generated_.size());
+  // Decode everything generated so far and hand the stream only the new bytes, so tokenizers
+  // whose pieces depend on their neighbours (leading spaces) stream exactly what decode() gives.
+  std::string text = tokenizer_->decode(generated_);
+  bool stopped = false;
+  if (text.size() >= decoded_.size() && text.compare(0, decoded_.size(), decoded_) == 0) {
+    *piece = stream_->push(text.substr(decoded_.size()), &stopped);
+    decoded_ = text;
+  }
+  if (stopped) return finish("stop_string");
+  // The token is fed even when it is the last one wanted, so a chat's cache holds the
+  // whole reply.
+  if (pos_ >= max_seq_len_) return finish("context_full");
+  double start = now_ms();
+  Error e = forward({t}, message);
+  if (e != Error::Ok) return e;
+  next_token_ = sampler_->sample(logits_.data(), logits_.size());
+  decode_ms_ += now_ms() - start;
+  stats_.decode_tok_s = decode_ms_ > 0 ? generated_.size() / (decode_ms_ / 1e3) : 0;
+  return Error::Ok;
+}
+
+Error Runner::generate_ids(const std::vector<int32_t>& prompt, const GenerationConfig& config, std::vector<int32_t>* out,
+                           std::string* message) {
+  reset();
+  Error e = begin(prompt, config, message);
+  for (bool done = false; e == Error::Ok && !done;) {
+    int32_t token;
+    std::string piece;
+    e = next(&token, &piece, &done, message);
+    if (e == Error::Ok && token >= 0) out->push_back(token);
+  }
+  return e;
+}
+
+Error Runner::generate(const std::string& prompt, const GenerationConfig& config,
+                       const std::function<bool(const std::string&)>& on_piece, std::string* message) {
+  reset();
+  std::vector<int32_t> ids;
+  Error e = tokenizer_->encode(prompt, true, &ids, message);
+  if (e != Error::Ok) return e;
+  e = begin(ids, config, message);
+  for (bool done = false; e == Error::Ok && !done;) {
+    int32_t token;
+    std::string piece;
+    e = next(&token, &piece, &done, message);
+    if (e == Error::Ok && !piece.empty() && !on_piece(piece)) stop();
+  }
+  return e;
+}
+
+std::string Runner::format_chat_turn(const std::string& user) const {
+  return pocket::format_chat_turn(static_cast<ChatFormat>(chat_format_), system_, user, !chat_started_ || pos_ == 0);
+}
+
+std::string Runner::chat_template() const {
+  switch (static_cast<ChatFormat>(chat_format_)) {
+    case ChatFormat::Llama3: return "llama3";
+    case ChatFormat::ChatML: return "chatml";
+    case ChatFormat::Llama2: return "llama2";
+    case ChatFormat::None: break;
+  }
+  return "none";
+}
+
+Error Runner::begin_chat(const std::string& user, const GenerationConfig& config, std::string* message) {
+  ChatFormat format = static_cast<ChatFormat>(chat_format_);
+  std::vector<int32_t> ids;
+  // The templates spell out BOS where their family wants it.
+  Error e = tokenizer_->encode(format_chat_turn(user), format == ChatFormat::None && pos_ == 0, &ids, message);
+  if (e != Error::Ok) return e;
+  chat_started_ = true;
+  return begin(ids, config, message);
+}
+
+Error Runner::chat(const std::string& user, const GenerationConfig& config,
+                   const std::function<bool(const std::string&)>& on_piece, std::string* message) {
+  Error e = begin_chat(user, config, message);
+  for (bool done = false; e == Error::Ok && !done;) {
+    int32_t token;
+    std::string piece;
+    e = next(&token, &piece, &done, message);
+    if (e == Error::Ok && !piece.empty() && !on_piece(piece)) stop();
+  }
+  return e;
+}
+
+}  // namespace pocket
