@@ -124,7 +124,8 @@ class PyTokenizer {
 py::list regex_split(const std::string& pattern, const py::object& text) {
   pocket::detail::Regex re;
   std::string error;
-  if (!re.compile(pattern, &error)) raise(Error::InvalidArgument, "pattern '" + pocket::detail::pattern_for_message(pattern) + "': " + error);
+  if (!re.compile(pattern, &error))
+    raise(Error::InvalidArgument, "pattern '" + pocket::detail::pattern_for_message(pattern) + "': " + error);
   std::string s = text_arg(text);
   std::vector<std::pair<size_t, size_t>> matches;
   re.find_all(s, &matches);

@@ -81,7 +81,8 @@ bool HfBpeModel::parse_merges(JsonRef merges, std::string* error) {
     if (m.is_string()) {
       std::string_view s = m.str();
       size_t space = s.find(' ');
-      if (space == std::string_view::npos) return *error = "model.merges[" + std::to_string(i) + "] " + quoted(s) + " is not \"a b\"", false;
+      if (space == std::string_view::npos)
+        return *error = "model.merges[" + std::to_string(i) + "] " + quoted(s) + " is not \"a b\"", false;
       a = s.substr(0, space), b = s.substr(space + 1);
     } else if (m.is_array() && m.size() == 2 && m.at(0).is_string() && m.at(1).is_string()) {
       a = m.at(0).str(), b = m.at(1).str();
@@ -89,9 +90,14 @@ bool HfBpeModel::parse_merges(JsonRef merges, std::string* error) {
       return *error = "model.merges[" + std::to_string(i) + "] is neither \"a b\" nor [\"a\", \"b\"]", false;
     }
     auto ia = ids.find(a), ib = ids.find(b), im = ids.find(std::string(a) + std::string(b));
-    const char* missing = ia == ids.end() ? "its first token" : ib == ids.end() ? "its second token" : im == ids.end() ? "the merged token" : nullptr;
+    const char* missing = ia == ids.end()   ? "its first token"
+                          : ib == ids.end() ? "its second token"
+                          : im == ids.end() ? "the merged token"
+                                            : nullptr;
     if (missing)
-      return *error = "model.merges[" + std::to_string(i) + "] (" + quoted(a) + ", " + quoted(b) + "): " + missing + " is not in the vocabulary", false;
+      return *error = "model.merges[" + std::to_string(i) + "] (" + quoted(a) + ", " + quoted(b) + "): " + missing +
+                      " is not in the vocabulary",
+             false;
     merges_.emplace(pair_key(ia->second, ib->second), std::make_pair(static_cast<int32_t>(i), im->second));
   }
   return true;

@@ -128,8 +128,8 @@ void HfDecoder::decode(const std::vector<const std::string*>& texts, const std::
       continue;
     }
     const std::string& p = *pieces[i];
-    bool drop_space = i == 0 && !metaspace_first_.empty() && texts[0]->compare(0, metaspace_first_.size(), metaspace_first_) == 0 &&
-                      !p.empty() && p[0] == ' ';
+    bool drop_space = i == 0 && !metaspace_first_.empty() && !p.empty() && p[0] == ' ' &&
+                      texts[0]->compare(0, metaspace_first_.size(), metaspace_first_) == 0;
     s.append(p, drop_space ? 1 : 0, std::string::npos);
   }
   strip_copies(&s, strip_content_, strip_start_, true);

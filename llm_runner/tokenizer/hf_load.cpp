@@ -106,10 +106,12 @@ Error load_hf_json(const char* data, size_t size, std::unique_ptr<TokenizerImpl>
   size_t count = tok->model.entries().size() + added.size();
   if (static_cast<size_t>(max_id) >= 2 * count + 1024)  // holes cost memory: refuse a file of mostly holes
     return fail(Error::InvalidProgram,
-                "token id " + std::to_string(max_id) + " is far beyond the " + std::to_string(count) + " tokens", message);
+                "token id " + std::to_string(max_id) + " is far beyond the " + std::to_string(count) + " tokens",
+                message);
   Vocab& v = tok->vocab;
   v.resize(static_cast<size_t>(max_id) + 1);
-  for (const auto& entry : tok->model.entries()) v.set(entry.second, entry.first, tok->decoder.piece(entry.first), false);
+  for (const auto& entry : tok->model.entries())
+    v.set(entry.second, entry.first, tok->decoder.piece(entry.first), false);
   for (const AddedToken& a : added) {
     // A normalized token is matched, and decoded, in its normalized form ("▁<tool>" after a
     // Prepend("▁") normalizer), as Hugging Face does.

@@ -142,7 +142,8 @@ void HfPreTokenizer::apply_step(const Step& step, const Piece& piece, std::vecto
       break;
     case Step::Metaspace:
       text = replace_spaces(text, step.text);
-      if ((step.prepend == 0 || (step.prepend == 1 && piece.at_start)) && text.compare(0, step.text.size(), step.text) != 0)
+      if ((step.prepend == 0 || (step.prepend == 1 && piece.at_start)) &&
+          text.compare(0, step.text.size(), step.text) != 0)
         text = step.text + text;
       split = step.flag;
       if (split) matches = string_matches(text, step.text);

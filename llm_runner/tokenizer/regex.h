@@ -9,7 +9,10 @@
 // ...), \s \S \d \D \w \W inside and outside classes; groups (...) (?:...) (?i:...), inline
 // (?i); lookahead (?=...) (?!...); quantifiers ? * + {n} {n,} {n,m} with lazy (?) and
 // possessive (+) forms. * + {n,} apply to single-character atoms only, which is all these
-// patterns need; a quantified group is limited to ? and {n,m} with m <= 16.
+// patterns need; a quantified group is limited to ? and {n,m} with m <= 16. "{n,m}+" is
+// possessive as in PCRE and tiktoken (Oniguruma's Ruby syntax would read it as ({n,m})+).
+// Limits for patterns from untrusted files: 32 nested groups, 2048 compiled nodes, and a step
+// budget per find_all (256 per code point) after which the rest of the text stays unmatched.
 // Case-insensitivity folds ASCII letters (plus U+017F, U+212A); that covers the (?i:'s|...)
 // contractions. Matching never recurses per input character, so long inputs are safe.
 #pragma once

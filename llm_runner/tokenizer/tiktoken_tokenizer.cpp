@@ -32,7 +32,8 @@ std::vector<std::string> llama3_specials() {
                                     "<|reserved_special_token_1|>", "<|finetune_right_pad_id|>",
                                     "<|reserved_special_token_2|>", "<|start_header_id|>", "<|end_header_id|>",
                                     "<|eom_id|>", "<|eot_id|>", "<|python_tag|>"};
-  for (int i = 3; names.size() < kNumSpecial; ++i) names.push_back("<|reserved_special_token_" + std::to_string(i) + "|>");
+  for (int i = 3; names.size() < kNumSpecial; ++i)
+    names.push_back("<|reserved_special_token_" + std::to_string(i) + "|>");
   return names;
 }
 
@@ -164,7 +165,8 @@ Error build_vocab(const std::vector<std::pair<std::string, int32_t>>& ranks, Tik
   v.resize(static_cast<size_t>(n_base) + kNumSpecial);
   std::vector<uint8_t> seen(n_base, 0);
   for (const auto& r : ranks) {
-    if (seen[r.second]) return fail(Error::InvalidProgram, "rank " + std::to_string(r.second) + " appears twice", message);
+    if (seen[r.second])
+      return fail(Error::InvalidProgram, "rank " + std::to_string(r.second) + " appears twice", message);
     seen[r.second] = 1;
     v.set(r.second, byte_level_encode(r.first), r.first, false);
   }
@@ -178,7 +180,8 @@ Error build_vocab(const std::vector<std::pair<std::string, int32_t>>& ranks, Tik
     if (it == tok->by_bytes.end()) {
       char hex[8];
       std::snprintf(hex, sizeof hex, "0x%02X", b);
-      return fail(Error::InvalidProgram, std::string("byte ") + hex + " has no token (tiktoken vocabularies have all 256)", message);
+      return fail(Error::InvalidProgram,
+                  std::string("byte ") + hex + " has no token (tiktoken vocabularies have all 256)", message);
     }
     tok->byte_ids[b] = it->second;
   }

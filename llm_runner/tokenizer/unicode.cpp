@@ -77,19 +77,17 @@ uint32_t compose_pair(uint32_t a, uint32_t b) {
   return it == table.end() ? 0 : it->second;
 }
 
-// Stable sort of each run of non-starters by combining class.
+// Sorts each run of non-starters by combining class, keeping equal classes in order (an
+// insertion sort: runs are a few marks long).
 void canonical_order(std::vector<uint32_t>* cps) {
-  auto ccc_less = [](uint32_t a, uint32_t b) { return combining_class(a) < combining_class(b); };
-  size_t i = 0, n = cps->size();
-  while (i < n) {
-    if (combining_class((*cps)[i]) == 0) {
-      ++i;
-      continue;
-    }
+  std::vector<uint32_t>& v = *cps;
+  for (size_t i = 1; i < v.size(); ++i) {
+    uint8_t cls = combining_class(v[i]);
+    if (cls == 0) continue;
+    uint32_t cp = v[i];
     size_t j = i;
-    while (j < n && combining_class((*cps)[j]) != 0) ++j;
-    std::stable_sort(cps->begin() + i, cps->begin() + j, ccc_less);
-    i = j;
+    for (; j > 0 && combining_class(v[j - 1]) > cls; --j) v[j] = v[j - 1];
+    v[j] = cp;
   }
 }
 

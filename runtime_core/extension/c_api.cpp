@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "c_api_util.h"
 #include "module.h"
 
 using pocket::Error;
@@ -25,26 +26,14 @@ namespace {
 
 thread_local std::string g_last_error;
 
-pk_status fail(Error e, std::string message) {
-  g_last_error = std::move(message);
-  return static_cast<pk_status>(e);
-}
+using pocket::detail::c_fail;
 
-pk_status ok() {
-  g_last_error.clear();
-  return PK_STATUS_OK;
-}
+pk_status fail(Error e, std::string message) { return c_fail(e, std::move(message)); }
+pk_status ok() { return pocket::detail::c_ok(); }
 
-// Runs f() and turns an escaping std::bad_alloc (or any exception) into a status.
 template <typename F>
 pk_status guarded(F&& f) {
-  try {
-    return f();
-  } catch (const std::bad_alloc&) {
-    return fail(Error::OutOfMemory, "out of memory");
-  } catch (...) {
-    return fail(Error::Internal, "internal error");
-  }
+  return pocket::detail::c_guarded(std::forward<F>(f));
 }
 
 pk_status check_shape(pk_dtype dtype, const int64_t* shape, size_t ndim, size_t* nbytes) {
@@ -112,6 +101,22 @@ pk_status io_info(pk_module* module, const char* method, size_t i, bool input, p
 }
 
 }  // namespace
+
+namespace pocket {
+namespace detail {
+
+pk_status c_fail(Error e, std::string message) {
+  g_last_error = std::move(message);
+  return static_cast<pk_status>(e);
+}
+
+pk_status c_ok() {
+  g_last_error.clear();
+  return PK_STATUS_OK;
+}
+
+}  // namespace detail
+}  // namespace pocket
 
 extern "C" {
 

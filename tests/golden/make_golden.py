@@ -6,6 +6,10 @@ PyTorch outputs in .io files (read by the C tests, natively and under qemu).
 
 .io format (little-endian): u32 magic "PKIO", u32 n_inputs, u32 n_outputs, then each tensor:
 u32 dtype (pk_dtype), u32 ndim, i64 dims[ndim], raw data.
+
+The tiny LLM (tiny_llm.pocket + tiny_llm.tokenizer.json, random weights, ChatML template)
+comes with tiny_llm.greedy.txt: lines "prompt_ids ...", "greedy_ids ..." (eager PyTorch's
+greedy continuation) and "prompt_text <text>" (whose encoding is prompt_ids).
 """
 
 import argparse
@@ -49,8 +53,47 @@ def io_bytes(inputs, outputs) -> bytes:
     return bytes(out)
 
 
+TINY_LLM_CORPUS = ["Once upon a time there was a tiny robot. It liked to read books. " * 2,
+                   "def add(a, b):\n    return a + b\n", "The capital of France is Paris. 12345",
+                   "naïve café — 東京 🙂"] * 20
+
+
+def tiny_llm() -> dict[str, bytes]:
+    import tempfile
+
+    from tokenizers import Tokenizer, decoders, models as tok_models, pre_tokenizers, trainers
+
+    from pocket.llm.models import LlmConfig, Transformer, export_llm
+
+    tok = Tokenizer(tok_models.BPE())
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tok.decoder = decoders.ByteLevel()
+    tok.train_from_iterator(TINY_LLM_CORPUS, trainers.BpeTrainer(
+        vocab_size=300, special_tokens=["<|endoftext|>", "<|im_start|>", "<|im_end|>"],
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False))
+    with tempfile.TemporaryDirectory() as tmp:
+        tok.save(f"{tmp}/tokenizer.json")
+        tok_bytes = open(f"{tmp}/tokenizer.json", "rb").read()
+    config = LlmConfig(vocab_size=tok.get_vocab_size(), dim=64, n_layers=2, n_heads=4, n_kv_heads=2,
+                       hidden_dim=128, head_dim=16, eos_ids=(tok.token_to_id("<|im_end|>"),))
+    torch.manual_seed(4)
+    model = Transformer(config, max_seq_len=128).eval()
+    with torch.no_grad():
+        for p in model.parameters():
+            if p.dim() > 1:
+                p.normal_(0, 0.3)
+    prompt_text = "Once upon a time"
+    prompt = tok.encode(prompt_text).ids
+    greedy = model.generate_greedy(prompt, 16, eos_ids=config.eos_ids)
+    lines = [f"prompt_ids {' '.join(map(str, prompt))}", f"greedy_ids {' '.join(map(str, greedy))}",
+             f"prompt_text {prompt_text}"]
+    return {"tiny_llm.pocket": export_llm(model, chat_template="chatml").data,
+            "tiny_llm.tokenizer.json": tok_bytes,
+            "tiny_llm.greedy.txt": ("\n".join(lines) + "\n").encode()}
+
+
 def build() -> dict[str, bytes]:
-    files = {}
+    files = tiny_llm()
     for name, (model, inputs, shapes) in golden_models().items():
         files[f"{name}.pocket"] = pocket.export(model, inputs, dynamic_shapes=shapes).data
         with torch.no_grad():
