@@ -21,8 +21,10 @@ cd "$root"
 
 # ---- size budgets (KiB, stripped size probe). A budget is a test (STYLE.md): about 30%
 # over the size measured when it was set. Raise one only with a reason in the commit.
-CORE_BUDGET_KIB_x86_64=64
-CORE_BUDGET_KIB_aarch64=64
+# Measured 2026-11: x86_64 55 KiB, aarch64 67 KiB (the aarch64 file carries more page padding:
+# its linker aligns segments to 64 KiB; code and data are about the same size on both).
+CORE_BUDGET_KIB_x86_64=72
+CORE_BUDGET_KIB_aarch64=88
 
 golden=${POCKET_GOLDEN_DIR:-$root/tests/golden}
 steps=("$@")
@@ -62,19 +64,27 @@ stripped_size() {
   rm -f "$out"
 }
 
+# Bytes of code and initialized data (`size`: text + data), without file padding.
+loaded_size() {  # strip_tool binary
+  local size_tool=${1%strip}size
+  have "$size_tool" || size_tool=size
+  "$size_tool" "$2" | awk 'NR == 2 { print $1 + $2 }'
+}
+
 # Prints the size line for one binary; fails when it exceeds budget_kib (0: no budget).
 report_size() {  # label arch strip binary budget_kib
-  local label=$1 arch=$2 strip=$3 bin=$4 budget=$5 bytes kib
+  local label=$1 arch=$2 strip=$3 bin=$4 budget=$5 bytes kib loaded
   bytes=$(stripped_size "$strip" "$bin") || return 1
   kib=$(( (bytes + 1023) / 1024 ))
+  loaded=$(loaded_size "$strip" "$bin")
   if [ "$budget" -gt 0 ]; then
-    echo "$label (stripped, $arch): $kib KiB ($bytes bytes; budget $budget KiB)"
+    echo "$label (stripped, $arch): $kib KiB ($bytes bytes, code+data $loaded; budget $budget KiB)"
     if [ "$kib" -gt "$budget" ]; then
       echo "FAIL: $label on $arch is $kib KiB, over its $budget KiB budget" >&2
       return 1
     fi
   else
-    echo "$label (stripped, $arch): $kib KiB ($bytes bytes)"
+    echo "$label (stripped, $arch): $kib KiB ($bytes bytes, code+data $loaded)"
   fi
 }
 

@@ -46,6 +46,22 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--force", action="store_true", help="overwrite an existing file that is not a .pocket file")
     p.set_defaults(run=_llm_export)
 
+    p = sub.add_parser("chat", help="chat with an LLM program (streams the reply)")
+    p.add_argument("model")
+    p.add_argument("--tokenizer", help="tokenizer.json / tiktoken / tokenizer.bin (default: the embedded one)")
+    p.add_argument("--prompt", help="ask once, print the reply and exit (else an interactive loop)")
+    p.add_argument("--system", help="system prompt")
+    p.add_argument("--max-new-tokens", type=int, default=256)
+    p.add_argument("--temperature", type=float, default=0.7)
+    p.add_argument("--top-p", type=float, default=0.9)
+    p.add_argument("--top-k", type=int, default=0)
+    p.add_argument("--min-p", type=float, default=0.0)
+    p.add_argument("--repetition-penalty", type=float, default=1.0)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--raw", action="store_true", help="no chat template: continue the text as given")
+    p.add_argument("--stats", action="store_true", help="print speed after each reply")
+    p.set_defaults(run=_chat)
+
     p = sub.add_parser("inspect", help="show methods, inputs/outputs, ops, memory and metadata")
     p.add_argument("model")
     p.set_defaults(run=_inspect)
@@ -112,6 +128,61 @@ def _llm_export(args) -> int:
     print(f"{'replaced' if replaced else 'wrote'} {args.output}: {md['file_bytes']:,} bytes in "
           f"{time.perf_counter() - start:.1f} s")
     return 0
+
+
+def _chat(args) -> int:
+    from pocket.llm import Runner
+
+    runner = Runner(args.model, args.tokenizer)
+    sampling = dict(temperature=args.temperature, top_p=args.top_p, top_k=args.top_k, min_p=args.min_p,
+                    repetition_penalty=args.repetition_penalty, seed=args.seed)
+    chat = runner.chat(system=args.system)
+
+    def reply(message: str) -> None:
+        if args.raw:
+            pieces = runner.generate(message, args.max_new_tokens, **sampling)
+        else:
+            pieces = chat.send(message, args.max_new_tokens, **sampling)
+        try:
+            for piece in pieces:
+                print(piece, end="", flush=True)
+        except KeyboardInterrupt:
+            runner.stop()
+        print()
+        s = runner.stats
+        if args.stats:
+            print(f"[{s['prompt_tokens']} prompt tokens, {s['generated_tokens']} generated; first token "
+                  f"{s['ttft_ms']:.0f} ms; prefill {s['prefill_tok_s']:.1f} tok/s, decode {s['decode_tok_s']:.1f} "
+                  f"tok/s; stop: {s['stop_reason']}]", file=sys.stderr)
+        if s["stop_reason"] == "context_full":
+            print("[the context is full: /reset to start a new conversation]", file=sys.stderr)
+
+    if args.prompt is not None:
+        reply(args.prompt)
+        return 0
+    interactive = sys.stdin.isatty()
+    if interactive:
+        print(f"chatting with {args.model} ({runner.chat_template} template, context {runner.max_seq_len} tokens); "
+              "/reset starts over, /exit or Ctrl-D quits", file=sys.stderr)
+    while True:
+        try:
+            line = input("> " if interactive else "")
+        except (EOFError, KeyboardInterrupt):
+            print(file=sys.stderr)
+            return 0
+        line = line.strip()
+        if not line:
+            continue
+        if line in ("/exit", "/quit"):
+            return 0
+        if line == "/reset":
+            chat = runner.chat(system=args.system)
+            print("[new conversation]", file=sys.stderr)
+            continue
+        try:
+            reply(line)
+        except PocketError as e:  # e.g. the context overflowed: say so and keep the loop
+            print(f"error: {e.message}", file=sys.stderr)
 
 
 def _load_function(path: str, func: str):
