@@ -10,5 +10,6 @@ Stages, in pipeline order (one file each):
 """
 
 from pocket.exporter.export import ExportError, Program, export
+from pocket.exporter.quant.config import QuantConfig
 
-__all__ = ["export", "Program", "ExportError"]
+__all__ = ["export", "Program", "ExportError", "QuantConfig"]

@@ -1,13 +1,15 @@
 """Pocket's own ops (`pocket::...`), defined with torch.library. Their eager implementations
 are the reference semantics the C++ kernels are tested against.
 
-LLM ops:
+Quantized ops are in quant/ops.py. LLM ops:
     update_cache(cache, value, start_pos) -> cache with value written at start_pos
     sdpa(q, k_cache, v_cache, start_pos, scale) -> causal attention over the cache
 """
 
 import torch
 from torch import Tensor
+
+from pocket.exporter.quant import ops as quant_ops  # noqa: F401  (pocket::linear_q, embedding_q, conv2d_q8)
 
 
 @torch.library.custom_op("pocket::update_cache", mutates_args=())

@@ -17,6 +17,8 @@ from pocket.exporter.emit import MethodEmitter, _kv, pocket_dtype
 from pocket.exporter.errors import ExportError
 from pocket.exporter.passes import run_passes
 from pocket.exporter.plan import plan
+from pocket.exporter.quant.config import QuantConfig, resolve
+from pocket.exporter.quant.transform import quantize_modules
 from pocket.exporter.serialize import serialize
 from pocket.fb.api import MutableBufferT, ProgramT
 
@@ -97,7 +99,9 @@ def _tensor_bytes(t: torch.Tensor) -> bytes:
 
 
 def export(model: torch.nn.Module | Callable | None, example_inputs: tuple = (), dynamic_shapes=None,
-           methods: dict[str, tuple] | None = None, metadata: dict[str, Any] | None = None) -> Program:
+           methods: dict[str, tuple] | None = None, metadata: dict[str, Any] | None = None,
+           quantize: "str | QuantConfig | None" = None, group_size: int | None = None,
+           calibration: list | None = None) -> Program:
     """Exports `model` to a Pocket program.
 
     Args:
@@ -109,6 +113,11 @@ def export(model: torch.nn.Module | Callable | None, example_inputs: tuple = (),
         methods: more methods, name -> (module_or_callable, example_inputs[, dynamic_shapes]).
             Methods of one module share its parameters and mutable buffers (e.g. a KV cache).
         metadata: str -> str/int/float, stored in the file (pocket.load(...).metadata).
+        quantize: "8da4w" (int4 weights, int8 dynamic activations), "int8w" (int8 weight-only),
+            "int8" (static int8 CNN, needs `calibration`) or a QuantConfig. Recorded in the
+            metadata under "quantization".
+        group_size: weights per scale for 8da4w/int8w: 32, 64, 128 or 256.
+        calibration: for "int8", a list of example inputs (tuples) to calibrate activations on.
     Returns:
         A Program; .save(path) writes it, .load() runs it.
     Raises:
@@ -129,6 +138,9 @@ def export(model: torch.nn.Module | Callable | None, example_inputs: tuple = (),
     if not specs:
         raise ExportError("nothing to export: pass a model or methods")
 
+    config = resolve(quantize, group_size)
+    if config is not None:
+        specs = _quantize_specs(specs, config)
     builder = _ProgramBuilder()
     program = ProgramT()
     program.methods, summary_methods = [], {}
@@ -137,7 +149,10 @@ def export(model: torch.nn.Module | Callable | None, example_inputs: tuple = (),
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", FutureWarning)  # torch's internal pytree deprecations
             mg = lift(name, decompose(capture(name, fn, inputs, shapes)))
-        run_passes(mg)
+        static = config is not None and config.static_int8_conv
+        n = run_passes(mg, (calibration or []) if static else None)
+        if static:
+            log.info("method '%s': %d convolutions quantized to int8", name, n)
         emitter = MethodEmitter(mg, builder.add_segment, builder.buffer_index)
         method = emitter.emit()
         report = plan(method, emitter.planned)
@@ -150,6 +165,8 @@ def export(model: torch.nn.Module | Callable | None, example_inputs: tuple = (),
         log.info("method '%s': %d instructions, arena %d bytes (unplanned %d)", name, len(method.steps),
                  report.arena_bytes, report.unplanned_bytes)
     program.methods.sort(key=lambda m: m.name)  # the schema keys methods by name
+    if config is not None:
+        metadata = {**(metadata or {}), "quantization": config.describe()}
     program.buffers = builder.buffers
     program.metadata = sorted((_kv(str(k), _metadata_text(k, v)) for k, v in (metadata or {}).items()),
                               key=lambda kv: kv.key)
@@ -157,6 +174,28 @@ def export(model: torch.nn.Module | Callable | None, example_inputs: tuple = (),
     summary = {"methods": summary_methods, "constant_bytes": sum(len(s) for s in builder.segments),
                "file_bytes": len(data)}
     return Program(data, summary)
+
+
+def _quantize_specs(specs: dict, config: QuantConfig) -> dict:
+    """Swaps each method's module for its quantized copy (one copy per module, so methods of
+    one model keep sharing weights); bound methods are re-bound to the copy."""
+    if not (config.linear_bits or config.embedding_bits):
+        return specs
+    copies: dict[int, torch.nn.Module] = {}
+
+    def quantized(module):
+        if id(module) not in copies:
+            copies[id(module)] = quantize_modules(module, config)[0]
+        return copies[id(module)]
+
+    out = {}
+    for name, (fn, inputs, shapes) in specs.items():
+        if isinstance(fn, torch.nn.Module):
+            fn = quantized(fn)
+        elif isinstance(getattr(fn, "__self__", None), torch.nn.Module):
+            fn = getattr(quantized(fn.__self__), fn.__name__)
+        out[name] = (fn, inputs, shapes)
+    return out
 
 
 def _metadata_text(key, value) -> str:

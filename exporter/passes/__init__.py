@@ -7,14 +7,22 @@ from pocket.exporter.passes.fold_batchnorm import fold_batchnorm
 from pocket.exporter.passes.reinplace import reinplace
 
 
-def run_passes(mg) -> None:
+def run_passes(mg, int8_calibration: list | None = None) -> int:
+    """Runs the passes; with `int8_calibration` (a list, maybe empty) also static int8
+    quantization of the convolutions. Returns how many convolutions were quantized."""
     drop_asserts(mg)
     fold_batchnorm(mg)
     constant_fold(mg)
+    quantized = 0
+    if int8_calibration is not None:
+        from pocket.exporter.quant.static_int8 import quantize_convolutions
+
+        quantized = quantize_convolutions(mg, int8_calibration)
     mg.graph.eliminate_dead_code()
     _drop_unused_constants(mg)
     check_support(mg)
     reinplace(mg)
+    return quantized
 
 
 def _drop_unused_constants(mg) -> None:

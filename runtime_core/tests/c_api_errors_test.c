@@ -4,10 +4,11 @@
  *
  *   c_api_errors_test tests/golden
  *
- * Uses the smallest DIR/<name>.pocket that has a DIR/<name>.<method>.io. Covers: missing,
+ * Most checks use the smallest DIR/<name>.pocket that has a DIR/<name>.<method>.io: missing,
  * empty and truncated files (every length), wrong magic, unsupported versions and other bad
- * header fields, corrupted bytes at every offset before the segments, wrong inputs (count,
- * dtype, rank, shape bounds, NULL), output slot count, NULL arguments to every function.
+ * header fields, wrong inputs (count, dtype, rank, shape bounds, NULL), output slot count,
+ * NULL arguments to every function. Every golden program is corrupted byte by byte before its
+ * segments (and at random); each broken copy must fail cleanly or load, run and fail cleanly.
  * Ends with "N passed, M failed"; exits non-zero when a check failed.
  */
 #include "pk_test.h"
@@ -116,12 +117,12 @@ static void free_target(target* t) {
   pk_io_free(&t->io);
 }
 
-/* Reads every golden program that loads; *main is the smallest one with golden data. */
-static target* read_targets(size_t* count, target** main) {
+/* Reads every golden program that loads; *smallest is the smallest one with golden data. */
+static target* read_targets(size_t* count, target** smallest) {
   size_t n = 0;
   char** names = pk_list_programs(g_dir, &n);
   *count = 0;
-  *main = NULL;
+  *smallest = NULL;
   if (names == NULL || n == 0) {
     CHECK(0, "no golden programs in %s (expected <name>.pocket files, made by "
              "tests/golden/make_golden.py)", g_dir);
@@ -132,14 +133,14 @@ static target* read_targets(size_t* count, target** main) {
   for (size_t i = 0; i < n; ++i) {
     if (!read_target(names[i], &ts[*count])) continue;
     target* t = &ts[(*count)++];
-    if (t->has_io && (*main == NULL || t->size < (*main)->size)) *main = t;
+    if (t->has_io && (*smallest == NULL || t->size < (*smallest)->size)) *smallest = t;
   }
   pk_free_names(names, n);
-  if (!CHECK(*main != NULL, "no golden program in %s loads and has a <name>.<method>.io file", g_dir))
+  if (!CHECK(*smallest != NULL, "no golden program in %s loads and has a <name>.<method>.io file", g_dir))
     return ts;
   printf("target: %s.pocket (%zu bytes, flatbuffer %llu bytes, segments at %llu), method '%s'\n",
-         (*main)->name, (*main)->size, (unsigned long long)(*main)->fb_size,
-         (unsigned long long)(*main)->segment_base, (*main)->method);
+         (*smallest)->name, (*smallest)->size, (unsigned long long)(*smallest)->fb_size,
+         (unsigned long long)(*smallest)->segment_base, (*smallest)->method);
   return ts;
 }
 

@@ -1,0 +1,1 @@
+"""Quantization: weight formats, pocket:: quantized ops, and the transforms that use them."""

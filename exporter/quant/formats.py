@@ -1,0 +1,76 @@
+"""Quantized weight formats: quantize, pack and unpack (the layout is in schema/QUANTIZATION.md).
+
+A format is (bits, group_size, symmetric):
+    symmetric:  w = q * scale              q signed: int4 in [-8, 7] (stored q + 8), int8 in [-127, 127]
+    asymmetric: w = q * scale + min        q unsigned: [0, 15] or [0, 255]
+Scales and mins are float32, one per (row, group of `group_size` consecutive columns).
+4-bit values are packed two per byte along a row: column 2j in the low nibble, 2j+1 in the high.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import torch
+
+
+@dataclasses.dataclass(frozen=True)
+class WeightFormat:
+    bits: int          # 4 or 8
+    group_size: int    # columns per scale
+    symmetric: bool
+
+    def __post_init__(self):
+        if self.bits not in (4, 8):
+            raise ValueError(f"weight bits must be 4 or 8, got {self.bits}")
+        if self.group_size <= 0 or self.group_size % 2:
+            raise ValueError(f"group size must be a positive even number, got {self.group_size}")
+
+
+def quantize(w: torch.Tensor, fmt: WeightFormat):
+    """w (N, K) float -> (qweight uint8/int8, scales (N, K/g) float32, mins (N, K/g) float32 or None)."""
+    n, k = w.shape
+    if k % fmt.group_size:
+        raise ValueError(f"{k} columns are not a multiple of the group size {fmt.group_size}")
+    g = w.detach().float().reshape(n, k // fmt.group_size, fmt.group_size)
+    if fmt.symmetric:
+        qmax = 7 if fmt.bits == 4 else 127
+        scales = g.abs().amax(-1) / qmax
+        scales = torch.where(scales == 0, torch.ones_like(scales), scales)
+        q = torch.clamp(torch.round(g / scales[..., None]), -qmax - (1 if fmt.bits == 4 else 0), qmax)
+        mins = None
+    else:
+        qmax = 15 if fmt.bits == 4 else 255
+        lo, hi = g.amin(-1), g.amax(-1)
+        scales = (hi - lo) / qmax
+        scales = torch.where(scales == 0, torch.ones_like(scales), scales)
+        q = torch.clamp(torch.round((g - lo[..., None]) / scales[..., None]), 0, qmax)
+        mins = lo.contiguous()
+    return pack(q.reshape(n, k).to(torch.int32), fmt), scales.contiguous(), mins
+
+
+def pack(q: torch.Tensor, fmt: WeightFormat) -> torch.Tensor:
+    """Integer values (N, K) -> stored bytes: 4-bit (N, K/2) uint8, 8-bit (N, K) int8 or uint8."""
+    if fmt.bits == 8:
+        return q.to(torch.int8 if fmt.symmetric else torch.uint8).contiguous()
+    u = (q + 8 if fmt.symmetric else q).to(torch.uint8)
+    return (u[:, 0::2] | (u[:, 1::2] << 4)).contiguous()
+
+
+def unpack(packed: torch.Tensor, fmt: WeightFormat) -> torch.Tensor:
+    """Stored bytes -> integer values (N, K) int32 (signed for symmetric formats)."""
+    if fmt.bits == 8:
+        return packed.to(torch.int32)
+    lo = (packed & 0x0F).to(torch.int32)
+    hi = (packed >> 4).to(torch.int32)
+    q = torch.stack([lo, hi], dim=-1).reshape(packed.shape[0], -1)
+    return q - 8 if fmt.symmetric else q
+
+
+def dequantize(packed, scales, mins, fmt: WeightFormat) -> torch.Tensor:
+    q = unpack(packed, fmt).float()
+    n, k = q.shape
+    w = q.reshape(n, k // fmt.group_size, fmt.group_size) * scales[..., None]
+    if mins is not None:
+        w = w + mins[..., None]
+    return w.reshape(n, k)

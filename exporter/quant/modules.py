@@ -1,0 +1,42 @@
+"""Quantized stand-ins for nn.Linear and nn.Embedding; their forward calls the pocket:: ops,
+so torch.export records those ops with the packed weights as constants."""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from pocket.exporter.quant import ops
+from pocket.exporter.quant.formats import WeightFormat, quantize
+
+
+class QuantizedLinear(nn.Module):
+    def __init__(self, linear: nn.Linear, fmt: WeightFormat, act_mode: int):
+        super().__init__()
+        qweight, scales, mins = quantize(linear.weight, fmt)
+        self.register_buffer("qweight", qweight)
+        self.register_buffer("scales", scales)
+        self.register_buffer("mins", mins)
+        self.register_buffer("bias", None if linear.bias is None else linear.bias.detach().float().clone())
+        self.fmt, self.act_mode = fmt, act_mode
+        self.in_features, self.out_features = linear.in_features, linear.out_features
+
+    def forward(self, x):
+        return ops.linear_q(x, self.qweight, self.scales, self.mins, self.bias, self.fmt.bits, self.fmt.group_size,
+                            self.act_mode)
+
+    def extra_repr(self) -> str:
+        return f"{self.in_features} -> {self.out_features}, {self.fmt}, act_mode={self.act_mode}"
+
+
+class QuantizedEmbedding(nn.Module):
+    def __init__(self, embedding: nn.Embedding, fmt: WeightFormat):
+        super().__init__()
+        qweight, scales, mins = quantize(embedding.weight, fmt)
+        self.register_buffer("qweight", qweight)
+        self.register_buffer("scales", scales)
+        self.register_buffer("mins", mins)
+        self.fmt = fmt
+
+    def forward(self, indices):
+        return ops.embedding_q(self.qweight, self.scales, self.mins, indices, self.fmt.bits, self.fmt.group_size)

@@ -1,0 +1,106 @@
+"""Quantized ops (`pocket::`), defined with torch.library. Their eager implementations are the
+exact semantics the C++ kernels implement (integer paths bit for bit, float accumulation
+within 1e-5 relative).
+
+    linear_q(x, qweight, scales, mins, bias, bits, group_size, act_mode) -> y
+        act_mode 0: fp32 activations   y = x @ dequantize(w).T + bias
+        act_mode 1: int8 per token     x ~ sx * xq, sx = amax|x_row| / 127, xq = round(x / sx)
+        act_mode 2: int8 per block of 32 columns (llama.cpp's Q8_0 activations)
+        with int8 activations each (row, group) contributes
+            sx * (scale * sum(xq * q) + min * sum(xq))    (exact integer sums)
+    embedding_q(qweight, scales, mins, indices, bits, group_size) -> rows of dequantize(w)
+    conv2d_q8(x, qweight, w_scales, bias, x_scale, x_zero_point, stride, padding, dilation, groups)
+        xq = clamp(round(x / x_scale) + zp, -128, 127); integer convolution of (xq - zp) with the
+        int8 weight; y = acc * x_scale * w_scales[c] + bias[c]
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import torch
+from torch import Tensor
+
+from pocket.exporter.quant.formats import WeightFormat, dequantize, unpack
+
+ACT_FP32, ACT_INT8_TOKEN, ACT_INT8_BLOCK32 = 0, 1, 2
+ACT_MODES = {"fp32": ACT_FP32, "int8": ACT_INT8_TOKEN, "int8_token": ACT_INT8_TOKEN, "int8_block32": ACT_INT8_BLOCK32}
+
+
+def quantize_activations(x2: Tensor, block: int) -> tuple[Tensor, Tensor]:
+    """x2 (M, K) float -> (xq (M, K) float64 holding integers in [-127, 127], scales (M, K/block))."""
+    m, k = x2.shape
+    xb = x2.float().reshape(m, k // block, block)
+    scale = xb.abs().amax(-1) / 127.0
+    inv = torch.where(scale > 0, 1.0 / scale, torch.zeros_like(scale))
+    xq = torch.clamp(torch.round(xb * inv[..., None]), -127, 127)
+    return xq.reshape(m, k).double(), scale
+
+
+@torch.library.custom_op("pocket::linear_q", mutates_args=())
+def linear_q(x: Tensor, qweight: Tensor, scales: Tensor, mins: Optional[Tensor], bias: Optional[Tensor],
+             bits: int, group_size: int, act_mode: int) -> Tensor:
+    fmt = WeightFormat(bits, group_size, mins is None)
+    if act_mode == ACT_FP32:
+        y = torch.nn.functional.linear(x.float(), dequantize(qweight, scales, mins, fmt))
+    else:
+        k = x.shape[-1]
+        block = k if act_mode == ACT_INT8_TOKEN else 32
+        if act_mode == ACT_INT8_BLOCK32 and group_size % 32:
+            raise ValueError("int8 per-block activations need a group size that is a multiple of 32")
+        x2 = x.reshape(-1, k)
+        xq, sx = quantize_activations(x2, block)
+        q = unpack(qweight, fmt).double()                                   # (N, K)
+        n, g = q.shape[0], group_size
+        # Integer sums per (row of x, row of w, group), then the float scales.
+        dots = torch.einsum("mgc,ngc->mng", xq.reshape(-1, k // g, g), q.reshape(n, k // g, g))
+        scaled = dots * scales.double()[None]
+        if mins is not None:
+            scaled = scaled + xq.reshape(-1, k // g, g).sum(-1)[:, None, :] * mins.double()[None]
+        if act_mode == ACT_INT8_TOKEN:
+            y = (scaled.sum(-1) * sx.double()).float()                      # sx (M, 1)
+        else:  # one activation scale per 32 columns: split groups into blocks of 32
+            per_block = torch.einsum("mbc,nbc->mnb", xq.reshape(-1, k // 32, 32), q.reshape(n, k // 32, 32))
+            ws = scales.double().repeat_interleave(g // 32, dim=1)          # (N, K/32)
+            acc = per_block * ws[None]
+            if mins is not None:
+                wm = mins.double().repeat_interleave(g // 32, dim=1)
+                acc = acc + xq.reshape(-1, k // 32, 32).sum(-1)[:, None, :] * wm[None]
+            y = (acc * sx.double()[:, None, :]).sum(-1).float()
+        y = y.reshape(*x.shape[:-1], -1)
+    return y + bias if bias is not None else y
+
+
+@linear_q.register_fake
+def _(x, qweight, scales, mins, bias, bits, group_size, act_mode):
+    return x.new_empty((*x.shape[:-1], qweight.shape[0]), dtype=torch.float32)
+
+
+@torch.library.custom_op("pocket::embedding_q", mutates_args=())
+def embedding_q(qweight: Tensor, scales: Tensor, mins: Optional[Tensor], indices: Tensor, bits: int,
+                group_size: int) -> Tensor:
+    w = dequantize(qweight, scales, mins, WeightFormat(bits, group_size, mins is None))
+    return torch.nn.functional.embedding(indices, w)
+
+
+@embedding_q.register_fake
+def _(qweight, scales, mins, indices, bits, group_size):
+    return qweight.new_empty((*indices.shape, scales.shape[1] * group_size), dtype=torch.float32)
+
+
+@torch.library.custom_op("pocket::conv2d_q8", mutates_args=())
+def conv2d_q8(x: Tensor, qweight: Tensor, w_scales: Tensor, bias: Optional[Tensor], x_scale: float,
+              x_zero_point: int, stride: list[int], padding: list[int], dilation: list[int], groups: int) -> Tensor:
+    xq = torch.clamp(torch.round(x.float() / x_scale) + x_zero_point, -128, 127) - x_zero_point
+    acc = torch.nn.functional.conv2d(xq.double(), qweight.double(), None, stride, padding, dilation, groups)
+    y = (acc * (x_scale * w_scales.double())[None, :, None, None]).float()
+    return y + bias[None, :, None, None] if bias is not None else y
+
+
+@conv2d_q8.register_fake
+def _(x, qweight, w_scales, bias, x_scale, x_zero_point, stride, padding, dilation, groups):
+    n, _, h, w = x.shape
+    kh, kw = qweight.shape[2], qweight.shape[3]
+    oh = (h + 2 * padding[0] - dilation[0] * (kh - 1) - 1) // stride[0] + 1
+    ow = (w + 2 * padding[1] - dilation[1] * (kw - 1) - 1) // stride[1] + 1
+    return x.new_empty((n, qweight.shape[0], oh, ow), dtype=torch.float32)

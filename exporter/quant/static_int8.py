@@ -1,0 +1,96 @@
+"""Static int8 for CNNs: every 2-d convolution becomes pocket::conv2d_q8 with per-channel int8
+weights and a per-tensor int8 quantization of its input, calibrated on user data.
+
+Why our own pass rather than PT2E's quantizer: the PT2E quantizers now live in torchao, whose
+releases pin their own torch versions, and their output (quantize/dequantize pairs around
+every op) would need a fusion pass to reach the same fused kernel. Here calibration runs the
+exported graph itself (after BatchNorm folding, so the folded weights are what get quantized),
+and each convolution becomes one op: quantize input -> int8 convolution -> scale to float.
+Activations between ops stay float32; other ops are unchanged.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from pocket.exporter.errors import ExportError
+
+aten = torch.ops.aten
+
+
+def quantize_convolutions(mg, calibration: list[tuple]) -> int:
+    """Rewrites the eligible convolutions of `mg`; returns how many were quantized."""
+    from pocket.exporter.quant import ops  # noqa: F401  (registers pocket::conv2d_q8)
+
+    convs = [n for n in mg.graph.nodes if _eligible(n, mg)]
+    if not convs:
+        return 0
+    if not calibration:
+        raise ExportError("static int8 quantization needs calibration data (calibration=[inputs, ...] or "
+                          "--calibration data.npz)")
+    ranges = _calibrate(mg, convs, calibration)
+    for conv in convs:
+        lo, hi = ranges[conv]
+        x_scale, zero_point = _activation_params(lo, hi)
+        w = mg.constants[conv.args[1].name].float()
+        w_scale = w.abs().flatten(1).amax(1) / 127.0
+        w_scale = torch.where(w_scale == 0, torch.ones_like(w_scale), w_scale)
+        qweight = torch.clamp(torch.round(w / w_scale[:, None, None, None]), -127, 127).to(torch.int8)
+        q_node = mg.add_constant(f"{conv.name}_qweight", qweight.contiguous())
+        s_node = mg.add_constant(f"{conv.name}_wscale", w_scale.contiguous())
+        x, _, bias, stride, padding, dilation, _, _, groups = conv.args
+        with mg.graph.inserting_after(conv):
+            new = mg.graph.call_function(torch.ops.pocket.conv2d_q8.default, (
+                x, q_node, s_node, bias, x_scale, zero_point, list(stride), list(padding), list(dilation), groups))
+        new.meta = dict(conv.meta)
+        conv.replace_all_uses_with(new)
+        mg.graph.erase_node(conv)
+    return len(convs)
+
+
+def _eligible(node, mg) -> bool:
+    if node.op != "call_function" or node.target is not aten.convolution.default:
+        return False
+    x, w, b, *_rest = node.args
+    transposed = node.args[6]
+    return (not transposed and isinstance(w, torch.fx.Node) and w.name in mg.constants
+            and mg.constants[w.name].dim() == 4 and (b is None or b.name in mg.constants))
+
+
+def _calibrate(mg, convs, calibration) -> dict:
+    ranges = {c: [float("inf"), float("-inf")] for c in convs}
+    watched = set(convs)
+
+    class Recorder(torch.fx.Interpreter):
+        def run_node(self, n):
+            if n in watched:
+                x = self.env[n.args[0]]
+                r = ranges[n]
+                r[0], r[1] = min(r[0], float(x.min())), max(r[1], float(x.max()))
+            return super().run_node(n)
+
+    gm = torch.fx.GraphModule(torch.nn.Module(), mg.graph)
+    for sample in calibration:
+        sample = sample if isinstance(sample, (tuple, list)) else (sample,)
+        if len(sample) != len(mg.inputs):
+            raise ExportError(f"a calibration sample has {len(sample)} inputs, the model takes {len(mg.inputs)}")
+        args = []
+        user = iter(sample)
+        for p in (n for n in mg.graph.nodes if n.op == "placeholder"):
+            if p.name in mg.constants:
+                args.append(mg.constants[p.name])
+            elif p.name in mg.buffers:
+                args.append(mg.buffer_values[mg.buffers[p.name]].clone())
+            else:
+                args.append(torch.as_tensor(next(user)))
+        with torch.no_grad():
+            Recorder(gm).run(*args)
+    return ranges
+
+
+def _activation_params(lo: float, hi: float) -> tuple[float, int]:
+    """Asymmetric per-tensor int8: the range always holds 0 (zero padding stays exact)."""
+    lo, hi = min(lo, 0.0), max(hi, 0.0)
+    scale = (hi - lo) / 255.0 or 1.0
+    zero_point = int(max(-128, min(127, round(-128 - lo / scale))))
+    return float(scale), zero_point

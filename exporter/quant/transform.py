@@ -1,0 +1,52 @@
+"""Source transform: a copy of the model with its Linear and Embedding layers quantized."""
+
+from __future__ import annotations
+
+import copy
+import warnings
+
+from torch import nn
+
+from pocket.exporter.quant.config import QuantConfig
+from pocket.exporter.quant.formats import WeightFormat
+from pocket.exporter.quant.modules import QuantizedEmbedding, QuantizedLinear
+from pocket.exporter.quant.ops import ACT_MODES
+
+
+class QuantizationWarning(UserWarning):
+    pass
+
+
+def quantize_modules(model: nn.Module, config: QuantConfig) -> tuple[nn.Module, dict]:
+    """Returns (quantized copy, report). The original model is left as it was.
+
+    Tied weights (an embedding shared with the output layer) are quantized once per layer
+    kind: the Linear gets its own packed copy."""
+    model = copy.deepcopy(model)
+    report = {"linear": 0, "embedding": 0, "skipped": []}
+    act_mode = ACT_MODES[config.activations]
+    for parent_name, parent in list(model.named_modules()):
+        for name, child in list(parent.named_children()):
+            full = f"{parent_name}.{name}" if parent_name else name
+            if isinstance(child, nn.Linear) and config.linear_bits:
+                fmt_group = config.linear_group_size or child.in_features
+                if child.in_features % fmt_group:
+                    report["skipped"].append(f"{full} (in_features {child.in_features} % group {fmt_group})")
+                    continue
+                setattr(parent, name, QuantizedLinear(child, config.linear_format(child.in_features), act_mode))
+                report["linear"] += 1
+            elif isinstance(child, nn.Embedding) and config.embedding_bits:
+                if child.embedding_dim % config.embedding_group_size:
+                    report["skipped"].append(f"{full} (embedding_dim {child.embedding_dim} % group "
+                                             f"{config.embedding_group_size})")
+                    continue
+                fmt = WeightFormat(config.embedding_bits, config.embedding_group_size, True)
+                setattr(parent, name, QuantizedEmbedding(child, fmt))
+                report["embedding"] += 1
+    if report["skipped"]:
+        warnings.warn(f"left in fp32 (group size does not divide): {', '.join(report['skipped'])}",
+                      QuantizationWarning, stacklevel=3)
+    if not report["linear"] and not report["embedding"] and not config.static_int8_conv:
+        warnings.warn(f"'{config.name}' found no Linear or Embedding layers to quantize; the model stays fp32",
+                      QuantizationWarning, stacklevel=3)
+    return model, report
