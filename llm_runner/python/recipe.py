@@ -21,8 +21,10 @@ CHAT_TEMPLATES = {"llama3": "llama3", "chatml": "chatml", "llama2": "llama2"}
 
 
 def export_llm(model: Transformer, chat_template: str = "none", bos_id: int | None = None,
-               eos_ids: tuple[int, ...] | None = None, metadata: dict | None = None) -> "pocket.Program":
-    """Exports `model` for the runner. chat_template: 'llama3', 'chatml', 'llama2' or 'none'."""
+               eos_ids: tuple[int, ...] | None = None, metadata: dict | None = None, quantize=None,
+               group_size: int | None = None) -> "pocket.Program":
+    """Exports `model` for the runner. chat_template: 'llama3', 'chatml', 'llama2' or 'none';
+    quantize: None, '8da4w', 'int8w' or a QuantConfig (see pocket.export)."""
     c = model.config
     n = model.max_seq_len
     if chat_template not in (*CHAT_TEMPLATES, "none"):
@@ -44,21 +46,22 @@ def export_llm(model: Transformer, chat_template: str = "none", bos_id: int | No
     return pocket.export(None, methods={
         "prefill": (model, (prompt, pos), ({1: seq}, None)),
         "decode": (model, (one, pos)),
-    }, metadata=meta)
+    }, metadata=meta, quantize=quantize, group_size=group_size)
 
 
-def export_checkpoint(folder: str, max_seq_len: int | None = None, chat_template: str = "auto") -> "pocket.Program":
+def export_checkpoint(folder: str, max_seq_len: int | None = None, chat_template: str = "auto", quantize=None,
+                      group_size: int | None = None) -> "pocket.Program":
     """Exports a local Hugging Face folder (config.json, *.safetensors, tokenizer files)."""
     config = LlmConfig.from_json(os.path.join(folder, "config.json"))
     n = max_seq_len or min(config.max_position_embeddings, 1024)
     model = load_checkpoint(folder, n)
     if chat_template == "auto":
         chat_template = detect_chat_template(folder)
-    return export_llm(model, chat_template=chat_template)
+    return export_llm(model, chat_template=chat_template, quantize=quantize, group_size=group_size)
 
 
-def export_random(config_path: str, seed: int = 0, max_seq_len: int | None = None,
-                  chat_template: str = "none") -> "pocket.Program":
+def export_random(config_path: str, seed: int = 0, max_seq_len: int | None = None, chat_template: str = "none",
+                  quantize=None, group_size: int | None = None) -> "pocket.Program":
     """Exports the model of a config.json with random weights (for tests and benchmarks)."""
     config = LlmConfig.from_json(config_path)
     torch.manual_seed(seed)
@@ -67,7 +70,7 @@ def export_random(config_path: str, seed: int = 0, max_seq_len: int | None = Non
         for p in model.parameters():
             if p.dim() > 1:
                 p.normal_(0, 0.02)
-    return export_llm(model.eval(), chat_template=chat_template)
+    return export_llm(model.eval(), chat_template=chat_template, quantize=quantize, group_size=group_size)
 
 
 def detect_chat_template(folder: str) -> str:

@@ -59,6 +59,30 @@ Error check_header(const uint8_t* data, uint64_t size, uint32_t* version, uint64
   return Error::Ok;
 }
 
+// A buffer's byte size must be what its dtype and shape need: the runtime allocates (and
+// zero-fills) nbytes per buffer, so an unchecked size would let a file claim any memory.
+Error check_buffer_size(uint32_t i, const fb::MutableBuffer* b, Diag& diag) {
+  if (!is_valid_scalar_type(static_cast<int>(b->dtype())))
+    return diag.fail(Error::InvalidProgram, "buffer %u: unknown dtype %d", i, static_cast<int>(b->dtype()));
+  uint32_t dim = b->sizes() ? b->sizes()->size() : 0;
+  if (dim > static_cast<uint32_t>(kMaxDim))
+    return diag.fail(Error::Unsupported, "buffer %u: %u dims (at most %d supported)", i, dim, kMaxDim);
+  uint64_t numel = 1;
+  for (uint32_t d = 0; d < dim; ++d) {
+    int64_t s = b->sizes()->Get(d);
+    if (s < 0 || s > (int64_t(1) << 40))
+      return diag.fail(Error::InvalidProgram, "buffer %u: size %lld of dim %u is invalid", i,
+                       static_cast<long long>(s), d);
+    numel *= static_cast<uint64_t>(s);
+    if (numel > (uint64_t(1) << 44)) return diag.fail(Error::InvalidProgram, "buffer %u: too many elements", i);
+  }
+  uint64_t need = numel * element_size(static_cast<ScalarType>(b->dtype()));
+  if (b->nbytes() != need)
+    return diag.fail(Error::InvalidProgram, "buffer %u: %llu bytes, its dtype and shape need %llu", i,
+                     static_cast<unsigned long long>(b->nbytes()), static_cast<unsigned long long>(need));
+  return Error::Ok;
+}
+
 Error check_tables(const fb::Program* p, uint64_t segments_size, Diag& diag) {
   if (p->methods() == nullptr || p->methods()->size() == 0)
     return diag.fail(Error::InvalidProgram, "program has no methods");
@@ -80,6 +104,8 @@ Error check_tables(const fb::Program* p, uint64_t segments_size, Diag& diag) {
   uint32_t n_buffers = p->buffers() ? p->buffers()->size() : 0;
   for (uint32_t i = 0; i < n_buffers; ++i) {
     const fb::MutableBuffer* b = p->buffers()->Get(i);
+    Error e = check_buffer_size(i, b, diag);
+    if (e != Error::Ok) return e;
     int32_t seg = b->init_segment();
     if (seg < -1 || seg >= static_cast<int32_t>(n_segments))
       return diag.fail(Error::InvalidProgram, "buffer %u: initial-value segment %d out of range", i, seg);

@@ -24,6 +24,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("-o", "--output", required=True, help="the .pocket file to write")
     p.add_argument("--metadata", action="append", default=[], metavar="KEY=VALUE", help="store a metadata entry")
     p.add_argument("--force", action="store_true", help="overwrite an existing file that is not a .pocket file")
+    _quant_args(p, static=True)
     p.set_defaults(run=_export)
 
     p = sub.add_parser("run", help="run a method on given or random inputs; print output shapes and latency")
@@ -44,6 +45,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--chat-template", default="auto", choices=["auto", "llama3", "chatml", "llama2", "none"])
     p.add_argument("--seed", type=int, default=0, help="with --config: the random weights' seed")
     p.add_argument("--force", action="store_true", help="overwrite an existing file that is not a .pocket file")
+    _quant_args(p, static=False)
     p.set_defaults(run=_llm_export)
 
     p = sub.add_parser("chat", help="chat with an LLM program (streams the reply)")
@@ -77,6 +79,28 @@ def main(argv: list[str] | None = None) -> int:
         return 1
 
 
+def _quant_args(p, static: bool) -> None:
+    schemes = ["8da4w", "int8w", "int8"] if static else ["8da4w", "int8w"]
+    p.add_argument("--quantize", choices=schemes, help="8da4w: int4 weights, int8 dynamic activations; int8w: int8 "
+                   "weight-only" + ("; int8: static int8 convolutions (needs --calibration)" if static else ""))
+    p.add_argument("--group-size", type=int, choices=[32, 64, 128, 256], help="weights per scale (default 32)")
+    if static:
+        p.add_argument("--calibration", help=".npz with one array per input, each [samples, *input shape]")
+
+
+def _calibration(path: str | None) -> list | None:
+    if path is None:
+        return None
+    import numpy as np
+    import torch
+
+    with np.load(path) as npz:
+        arrays = [npz[k] for k in npz.files]
+    if not arrays or any(len(a) != len(arrays[0]) for a in arrays):
+        raise ValueError(f"{path}: expected one array per input, all with the same number of samples")
+    return [tuple(torch.from_numpy(np.ascontiguousarray(a[i])) for a in arrays) for i in range(len(arrays[0]))]
+
+
 def _export(args) -> int:
     from pocket.exporter import ExportError, export
 
@@ -95,7 +119,8 @@ def _export(args) -> int:
     print(f"exporting {type(model).__name__} from {path} ...", file=sys.stderr)
     start = time.perf_counter()
     try:
-        program = export(model, inputs, dynamic_shapes=shapes, metadata=metadata)
+        program = export(model, inputs, dynamic_shapes=shapes, metadata=metadata, quantize=args.quantize,
+                         group_size=args.group_size, calibration=_calibration(args.calibration))
     except ExportError as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
@@ -117,11 +142,13 @@ def _llm_export(args) -> int:
     start = time.perf_counter()
     if args.checkpoint:
         print(f"exporting {args.checkpoint} ...", file=sys.stderr)
-        program = recipe.export_checkpoint(args.checkpoint, args.max_seq_len, args.chat_template)
+        program = recipe.export_checkpoint(args.checkpoint, args.max_seq_len, args.chat_template, args.quantize,
+                                           args.group_size)
     else:
         template = "none" if args.chat_template == "auto" else args.chat_template
         print(f"exporting {args.config} with random weights (seed {args.seed}) ...", file=sys.stderr)
-        program = recipe.export_random(args.config, args.seed, args.max_seq_len, template)
+        program = recipe.export_random(args.config, args.seed, args.max_seq_len, template, args.quantize,
+                                       args.group_size)
     replaced = os.path.exists(args.output)
     program.save(args.output)
     md = program.summary
