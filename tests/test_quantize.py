@@ -1,0 +1,133 @@
+"""Quantized export: the runtime matches the same quantized model run eagerly, files shrink,
+and bad settings are clear errors or warnings."""
+
+import warnings
+
+import pytest
+import torch
+
+import pocket
+from examples import models
+from pocket.exporter import ExportError, QuantConfig
+from pocket.exporter.quant.config import resolve
+from pocket.exporter.quant.transform import QuantizationWarning, quantize_modules
+from pocket.llm.models import LlmConfig, Transformer, export_llm
+
+
+@pytest.mark.parametrize("scheme,group", [("8da4w", 32), ("8da4w", 64), ("int8w", None)])
+def test_mlp_matches_its_eager_quantized_model(scheme, group):
+    model, (x,) = models.mlp()
+    x = torch.randn(16, 32)
+    program = pocket.export(model, (x,), quantize=scheme, group_size=group)
+    qmodel, report = quantize_modules(model, resolve(scheme, group))
+    assert report["linear"] == 3
+    with torch.no_grad():
+        want = qmodel(x)
+    torch.testing.assert_close(program.load().forward(x), want, rtol=1e-5, atol=1e-5)
+    assert "quantization" in program.load().metadata
+
+
+def test_asymmetric_and_block32_configs():
+    model, (x,) = models.mlp()
+    for config in (QuantConfig("asym4", 4, 32, False, "fp32", None), QuantConfig("q8b", 8, 32, True, "int8_block32", None)):
+        program = pocket.export(model, (x,), quantize=config)
+        with torch.no_grad():
+            want = quantize_modules(model, config)[0](x)
+        torch.testing.assert_close(program.load().forward(x), want, rtol=1e-5, atol=1e-5)
+
+
+def tiny_llm(vocab=96):
+    c = LlmConfig(vocab_size=vocab, dim=64, n_layers=2, n_heads=4, n_kv_heads=2, hidden_dim=128, head_dim=16)
+    torch.manual_seed(0)
+    m = Transformer(c, 64).eval()
+    with torch.no_grad():
+        for p in m.parameters():
+            if p.dim() > 1:
+                p.normal_(0, 0.3)
+    return m
+
+
+def greedy(module, prompt, n):
+    module.reset_buffers()
+    logits = module.run("prefill", torch.tensor([prompt]), torch.tensor([0]))
+    out = []
+    for i in range(n):
+        out.append(int(logits.argmax()))
+        logits = module.run("decode", torch.tensor([[out[-1]]]), torch.tensor([len(prompt) + i]))
+    return out
+
+
+def test_quantized_llm_generates_what_the_eager_quantized_model_does():
+    model = tiny_llm()
+    program = export_llm(model, quantize="8da4w")
+    qmodel = quantize_modules(model, resolve("8da4w"))[0]
+    prompt = [5, 17, 42, 7, 1]
+    want = qmodel.generate_greedy(prompt, 32)
+    assert greedy(program.load(), prompt, 32) == want
+    assert len(set(want)) >= 3
+
+
+def test_8da4w_file_is_at_most_a_fifth_of_fp32():
+    """stories110M-shaped: dim 768, 12 layers, 12 heads, vocab 32000."""
+    c = LlmConfig(vocab_size=32000, dim=768, n_layers=12, n_heads=12, n_kv_heads=12, hidden_dim=2048, head_dim=64)
+    torch.manual_seed(0)
+    model = Transformer(c, 128).eval()
+    fp32 = sum(p.numel() * 4 for p in model.parameters())  # the constants of an fp32 export
+    q = export_llm(model, quantize="8da4w")
+    assert len(q) <= fp32 / 5, f"8da4w {len(q) / 2**20:.1f} MiB vs fp32 weights {fp32 / 2**20:.1f} MiB"
+
+
+def test_int8_static_cnn_agrees_with_fp32():
+    """MobileNetV2-style, random-but-fixed inputs: top-1 agreement of the int8 program with
+    the fp32 model (reported; the bound is loose because random weights give flat logits)."""
+    model, (x,) = models.mobilenet_v2()
+    g = torch.Generator().manual_seed(0)
+    calib = [(torch.randn(1, 3, 224, 224, generator=g),) for _ in range(8)]
+    tests = [torch.randn(1, 3, 224, 224, generator=g) for _ in range(16)]
+    program = pocket.export(model, (x,), quantize="int8", calibration=calib)
+    assert "pocket::conv2d_q8" in program.summary["methods"]["forward"]["ops"]
+    assert "aten::convolution" not in program.summary["methods"]["forward"]["ops"]
+    m = program.load()
+    with torch.no_grad():
+        agree = sum(int(m.forward(t).argmax()) == int(model(t).argmax()) for t in tests) / len(tests)
+    print(f"\nMobileNetV2-style int8 static: top-1 agreement with fp32 = {agree:.2f} on {len(tests)} inputs")
+    assert agree >= 0.5
+
+
+def test_unknown_scheme_is_an_error():
+    model, (x,) = models.mlp()
+    with pytest.raises(ExportError, match="unknown quantization scheme 'int3'"):
+        pocket.export(model, (x,), quantize="int3")
+
+
+def test_unsupported_group_size_is_an_error():
+    model, (x,) = models.mlp()
+    with pytest.raises(ExportError, match="group size 48 is not supported"):
+        pocket.export(model, (x,), quantize="8da4w", group_size=48)
+
+
+def test_group_size_that_does_not_divide_warns_and_keeps_fp32():
+    model = torch.nn.Sequential(torch.nn.Linear(48, 8), torch.nn.ReLU(), torch.nn.Linear(8, 4)).eval()
+    with pytest.warns(QuantizationWarning, match=r"left in fp32 .*0 \(in_features 48 % group 32\)"):
+        program = pocket.export(model, (torch.randn(2, 48),), quantize="8da4w")
+    assert "aten::linear" in program.summary["methods"]["forward"]["ops"]
+
+
+def test_model_without_linear_layers_warns():
+    with pytest.warns(QuantizationWarning, match="found no Linear or Embedding layers"):
+        pocket.export(torch.nn.ReLU(), (torch.randn(3),), quantize="8da4w")
+
+
+def test_static_int8_without_calibration_is_an_error():
+    model, (x,) = models.resnet()
+    with pytest.raises(ExportError, match="needs calibration data"):
+        pocket.export(model, (x,), quantize="int8")
+
+
+def test_inspect_shows_quantization(tmp_path):
+    from pocket.describe import describe, format_description
+
+    model, (x,) = models.mlp()
+    pocket.export(model, (x,), quantize="8da4w").save(tmp_path / "q.pocket")
+    text = format_description(describe(str(tmp_path / "q.pocket")))
+    assert "quantization = 8da4w: linear int4 sym group 32, int8 activations" in text
