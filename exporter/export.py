@@ -101,7 +101,7 @@ def _tensor_bytes(t: torch.Tensor) -> bytes:
 def export(model: torch.nn.Module | Callable | None, example_inputs: tuple = (), dynamic_shapes=None,
            methods: dict[str, tuple] | None = None, metadata: dict[str, Any] | None = None,
            quantize: "str | QuantConfig | None" = None, group_size: int | None = None,
-           calibration: list | None = None) -> Program:
+           calibration: list | None = None, tokenizer: bytes | None = None) -> Program:
     """Exports `model` to a Pocket program.
 
     Args:
@@ -118,6 +118,8 @@ def export(model: torch.nn.Module | Callable | None, example_inputs: tuple = (),
             metadata under "quantization".
         group_size: weights per scale for 8da4w/int8w: 32, 64, 128 or 256.
         calibration: for "int8", a list of example inputs (tuples) to calibrate activations on.
+        tokenizer: the bytes of a tokenizer file (tokenizer.json, tiktoken, llama2.c) to embed,
+            so an LLM program is the only file an app ships.
     Returns:
         A Program; .save(path) writes it, .load() runs it.
     Raises:
@@ -168,11 +170,15 @@ def export(model: torch.nn.Module | Callable | None, example_inputs: tuple = (),
     if config is not None:
         metadata = {**(metadata or {}), "quantization": config.describe()}
     program.buffers = builder.buffers
+    program.tokenizerSegment = -1
+    if tokenizer is not None:
+        program.tokenizerSegment = len(builder.segments)
+        builder.segments.append(bytes(tokenizer))
     program.metadata = sorted((_kv(str(k), _metadata_text(k, v)) for k, v in (metadata or {}).items()),
                               key=lambda kv: kv.key)
     data = serialize(program, builder.segments)
     summary = {"methods": summary_methods, "constant_bytes": sum(len(s) for s in builder.segments),
-               "file_bytes": len(data)}
+               "tokenizer_bytes": len(tokenizer or b""), "file_bytes": len(data)}
     return Program(data, summary)
 
 

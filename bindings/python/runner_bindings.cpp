@@ -3,6 +3,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include "module.h"
 #include "pocket/runner.h"
 #include "pocket/tokenizer.h"
 
@@ -122,9 +123,14 @@ void bind_runner(py::module_& m) {
       .def("next", &PyRunner::next)
       .def("format_chat", [](PyRunner& r, const std::string& user) { return r.get().format_chat_turn(user); })
       .def("reset", [](PyRunner& r) { r.get().reset(); })
+      .def("embedded_tokenizer", [](PyRunner& r) {
+        pocket::Span<const uint8_t> t = r.get().module().program().tokenizer();
+        return py::bytes(reinterpret_cast<const char*>(t.data), t.size);
+      })
       .def("stop", [](PyRunner& r) { r.get().stop(); })
       .def("set_system_prompt", [](PyRunner& r, const std::string& s) { r.get().set_system_prompt(s); })
       .def_property_readonly("system_prompt", [](PyRunner& r) { return r.get().system_prompt(); })
+      .def_property_readonly("default_system_prompt", [](PyRunner& r) { return r.get().default_system_prompt(); })
       .def_property_readonly("stats", [](PyRunner& r) { return stats_dict(r.get().stats()); })
       .def_property_readonly("has_bos", [](PyRunner& r) { return r.get().tokenizer().bos_id() >= 0; })
       .def_property_readonly("position", [](PyRunner& r) { return r.get().position(); })

@@ -21,6 +21,19 @@ class QuantizedLinear(nn.Module):
         self.fmt, self.act_mode = fmt, act_mode
         self.in_features, self.out_features = linear.in_features, linear.out_features
 
+    @classmethod
+    def from_packed(cls, qweight, scales, mins, bias, fmt: WeightFormat, act_mode: int) -> "QuantizedLinear":
+        """A layer over weights that are already quantized (e.g. from a GGUF file)."""
+        self = cls.__new__(cls)
+        nn.Module.__init__(self)
+        self.register_buffer("qweight", qweight)
+        self.register_buffer("scales", scales)
+        self.register_buffer("mins", mins)
+        self.register_buffer("bias", None if bias is None else bias.detach().float().clone())
+        self.fmt, self.act_mode = fmt, act_mode
+        self.out_features, self.in_features = scales.shape[0], scales.shape[1] * fmt.group_size
+        return self
+
     def forward(self, x):
         return ops.linear_q(x, self.qweight, self.scales, self.mins, self.bias, self.fmt.bits, self.fmt.group_size,
                             self.act_mode)
@@ -37,6 +50,16 @@ class QuantizedEmbedding(nn.Module):
         self.register_buffer("scales", scales)
         self.register_buffer("mins", mins)
         self.fmt = fmt
+
+    @classmethod
+    def from_packed(cls, qweight, scales, mins, fmt: WeightFormat) -> "QuantizedEmbedding":
+        self = cls.__new__(cls)
+        nn.Module.__init__(self)
+        self.register_buffer("qweight", qweight)
+        self.register_buffer("scales", scales)
+        self.register_buffer("mins", mins)
+        self.fmt = fmt
+        return self
 
     def forward(self, indices):
         return ops.embedding_q(self.qweight, self.scales, self.mins, indices, self.fmt.bits, self.fmt.group_size)

@@ -22,9 +22,13 @@ CHAT_TEMPLATES = {"llama3": "llama3", "chatml": "chatml", "llama2": "llama2"}
 
 def export_llm(model: Transformer, chat_template: str = "none", bos_id: int | None = None,
                eos_ids: tuple[int, ...] | None = None, metadata: dict | None = None, quantize=None,
-               group_size: int | None = None) -> "pocket.Program":
-    """Exports `model` for the runner. chat_template: 'llama3', 'chatml', 'llama2' or 'none';
-    quantize: None, '8da4w', 'int8w' or a QuantConfig (see pocket.export)."""
+               group_size: int | None = None, tokenizer: bytes | None = None,
+               system_prompt: str = "") -> "pocket.Program":
+    """Exports `model` for the runner.
+
+    chat_template: 'llama3', 'chatml', 'llama2' or 'none'; quantize: None, '8da4w', 'int8w' or
+    a QuantConfig (see pocket.export); tokenizer: tokenizer file bytes to embed;
+    system_prompt: the default system prompt of chats (the checkpoint template's)."""
     c = model.config
     n = model.max_seq_len
     if chat_template not in (*CHAT_TEMPLATES, "none"):
@@ -39,14 +43,14 @@ def export_llm(model: Transformer, chat_template: str = "none", bos_id: int | No
         "pocket_llm": 1, "model_family": c.family, "max_seq_len": n, "vocab_size": c.vocab_size,
         "n_layers": c.n_layers, "dim": c.dim, "chat_template": chat_template,
         "bos_id": -1 if bos is None else bos, "eos_ids": ",".join(str(e) for e in eos),
-        **(metadata or {}),
+        "default_system_prompt": system_prompt, **(metadata or {}),
     }
     log.info("exporting %s: %d layers, dim %d, vocab %d, max_seq_len %d", c.family, c.n_layers, c.dim,
              c.vocab_size, n)
     return pocket.export(None, methods={
         "prefill": (model, (prompt, pos), ({1: seq}, None)),
         "decode": (model, (one, pos)),
-    }, metadata=meta, quantize=quantize, group_size=group_size)
+    }, metadata=meta, quantize=quantize, group_size=group_size, tokenizer=tokenizer)
 
 
 def export_checkpoint(folder: str, max_seq_len: int | None = None, chat_template: str = "auto", quantize=None,
@@ -55,9 +59,35 @@ def export_checkpoint(folder: str, max_seq_len: int | None = None, chat_template
     config = LlmConfig.from_json(os.path.join(folder, "config.json"))
     n = max_seq_len or min(config.max_position_embeddings, 1024)
     model = load_checkpoint(folder, n)
+    template = checkpoint_chat_template(folder)
     if chat_template == "auto":
-        chat_template = detect_chat_template(folder)
-    return export_llm(model, chat_template=chat_template, quantize=quantize, group_size=group_size)
+        chat_template = chat_format_of(template)
+    tokenizer = None
+    tokenizer_path = os.path.join(folder, "tokenizer.json")
+    if os.path.isfile(tokenizer_path):
+        with open(tokenizer_path, "rb") as f:
+            tokenizer = f.read()
+    return export_llm(model, chat_template=chat_template, quantize=quantize, group_size=group_size,
+                      tokenizer=tokenizer, system_prompt=default_system_prompt(template))
+
+
+def export_gguf(path: str, max_seq_len: int | None = None, chat_template: str = "auto", activations: str = "fp32",
+                quantize=None, group_size: int | None = None) -> "pocket.Program":
+    """Exports a GGUF file, keeping its quantization (unless `quantize` re-quantizes on purpose)
+    and embedding its tokenizer and chat template."""
+    from pocket.llm.models.gguf_model import config_from_gguf, field, load_gguf_model, open_gguf
+    from pocket.llm.models.gguf_tokenizer import tokenizer_json_from_gguf
+
+    reader = open_gguf(path)
+    config = config_from_gguf(reader)
+    n = max_seq_len or min(config.max_position_embeddings, 1024)
+    model, config, reader = load_gguf_model(path, n, activations, requantize=quantize is not None)
+    template = field(reader, "tokenizer.chat_template") or ""
+    if chat_template == "auto":
+        chat_template = chat_format_of(template)
+    return export_llm(model, chat_template=chat_template, quantize=quantize, group_size=group_size,
+                      tokenizer=tokenizer_json_from_gguf(reader), system_prompt=default_system_prompt(template),
+                      metadata={"source": os.path.basename(path), "activations": activations if quantize is None else "-"})
 
 
 def export_random(config_path: str, seed: int = 0, max_seq_len: int | None = None, chat_template: str = "none",
@@ -73,8 +103,8 @@ def export_random(config_path: str, seed: int = 0, max_seq_len: int | None = Non
     return export_llm(model.eval(), chat_template=chat_template, quantize=quantize, group_size=group_size)
 
 
-def detect_chat_template(folder: str) -> str:
-    """The chat format of a checkpoint's tokenizer_config.json / chat_template.jinja, or 'none'."""
+def checkpoint_chat_template(folder: str) -> str:
+    """The Jinja chat template of a checkpoint (tokenizer_config.json or chat_template.jinja), or ""."""
     text = ""
     cfg = read_json(folder, "tokenizer_config.json") or {}
     if isinstance(cfg.get("chat_template"), str):
@@ -83,7 +113,35 @@ def detect_chat_template(folder: str) -> str:
     if not text and os.path.isfile(jinja):
         with open(jinja) as f:
             text = f.read()
-    return chat_format_of(text)
+    return text
+
+
+def default_system_prompt(template: str) -> str:
+    """The system prompt a chat template adds when a conversation has none (SmolLM2's names
+    itself), found by rendering the template with jinja2 for one user message."""
+    import re
+
+    if not template:
+        return ""
+    try:
+        import jinja2
+
+        def fail(message):
+            raise jinja2.exceptions.TemplateError(message)
+
+        env = jinja2.Environment(trim_blocks=True, lstrip_blocks=True)
+        env.globals.update(raise_exception=fail, strftime_now=lambda fmt: "")
+        text = env.from_string(template).render(messages=[{"role": "user", "content": "\x00"}],
+                                                add_generation_prompt=True, bos_token="", eos_token="")
+    except Exception:  # an unusual template: no default rather than a failed export
+        return ""
+    for pattern in (r"<\|im_start\|>system\n(.*?)<\|im_end\|>",
+                    r"<\|start_header_id\|>system<\|end_header_id\|>\n\n(.*?)<\|eot_id\|>",
+                    r"<<SYS>>\n(.*?)\n<</SYS>>"):
+        m = re.search(pattern, text.split("\x00")[0], re.S)
+        if m:
+            return m.group(1)
+    return ""
 
 
 def chat_format_of(template: str) -> str:

@@ -65,6 +65,7 @@ Error Runner::load(const std::string& model_path, const std::string& tokenizer_p
   r->vocab_size_ = static_cast<int32_t>(vocab);
   r->eos_ids_ = parse_ids(p.metadata("eos_ids"));
   r->chat_format_ = static_cast<int>(parse_chat_format(p.metadata("chat_template") ? p.metadata("chat_template") : ""));
+  if (const char* system = p.metadata("default_system_prompt")) r->default_system_ = r->system_ = system;
 
   if (tokenizer_path.empty()) {
     Span<const uint8_t> embedded = p.tokenizer();

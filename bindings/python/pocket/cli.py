@@ -40,10 +40,14 @@ def main(argv: list[str] | None = None) -> int:
     src = p.add_mutually_exclusive_group(required=True)
     src.add_argument("--checkpoint", help="a local Hugging Face folder (config.json, *.safetensors)")
     src.add_argument("--config", help="a config.json: random weights (tests, benchmarks)")
+    src.add_argument("--gguf", help="a GGUF file (llama, qwen2, qwen3); its quantization is kept")
     p.add_argument("-o", "--output", required=True)
     p.add_argument("--max-seq-len", type=int, help="context length (default: min(model's, 1024))")
     p.add_argument("--chat-template", default="auto", choices=["auto", "llama3", "chatml", "llama2", "none"])
     p.add_argument("--seed", type=int, default=0, help="with --config: the random weights' seed")
+    p.add_argument("--activations", choices=["fp32", "int8"], default="fp32",
+                   help="with --gguf: activations of the kept quantized layers (fp32: exact to the file's "
+                   "de-quantized model; int8: faster on int8 dot-product hardware)")
     p.add_argument("--force", action="store_true", help="overwrite an existing file that is not a .pocket file")
     _quant_args(p, static=False)
     p.set_defaults(run=_llm_export)
@@ -140,7 +144,12 @@ def _llm_export(args) -> int:
 
     _check_overwrite(args.output, args.force)
     start = time.perf_counter()
-    if args.checkpoint:
+    if args.gguf:
+        what = f"re-quantized to {args.quantize}" if args.quantize else f"keeping its quantization, {args.activations} activations"
+        print(f"exporting {args.gguf} ({what}) ...", file=sys.stderr)
+        program = recipe.export_gguf(args.gguf, args.max_seq_len, args.chat_template, args.activations, args.quantize,
+                                     args.group_size)
+    elif args.checkpoint:
         print(f"exporting {args.checkpoint} ...", file=sys.stderr)
         program = recipe.export_checkpoint(args.checkpoint, args.max_seq_len, args.chat_template, args.quantize,
                                            args.group_size)

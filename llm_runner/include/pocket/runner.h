@@ -81,8 +81,11 @@ class Runner {
   // "llama3", "chatml", "llama2" or "none" (from the program's metadata).
   std::string chat_template() const;
 
+  // The system prompt of the next first chat turn; starts as the model's default (from its
+  // chat template, e.g. SmolLM2 names itself). "" for none.
   void set_system_prompt(const std::string& system) { system_ = system; }
   const std::string& system_prompt() const { return system_; }
+  const std::string& default_system_prompt() const { return default_system_; }
   // Forgets the conversation: the next prompt starts at position 0.
   void reset();
   // Asks a running generation to end after the current token (any thread).
@@ -110,6 +113,7 @@ class Runner {
   std::vector<int32_t> generated_;
   std::string decoded_;  // bytes of generated_ already handed to the stream
   std::string system_;
+  std::string default_system_;
   GenerationConfig config_;
   GenerationStats stats_;
   int32_t pos_ = 0;

@@ -39,7 +39,10 @@ class Runner:
     def __init__(self, model: str | os.PathLike, tokenizer: str | os.PathLike | None = None):
         self._native = _native.Runner(os.fspath(model), os.fspath(tokenizer) if tokenizer else "")
         # The C++ tokenizer, for encode()/decode() from Python.
-        self.tokenizer = _native.Tokenizer.from_file(os.fspath(tokenizer)) if tokenizer else None
+        if tokenizer:
+            self.tokenizer = _native.Tokenizer.from_file(os.fspath(tokenizer))
+        else:
+            self.tokenizer = _native.Tokenizer.from_bytes(self._native.embedded_tokenizer())
 
     def generate(self, prompt: str, max_new_tokens: int = 256, *, temperature: float = 0.0, top_k: int = 0,
                  top_p: float = 1.0, min_p: float = 0.0, repetition_penalty: float = 1.0, seed: int = 0,
@@ -69,7 +72,9 @@ class Runner:
                 return out
 
     def chat(self, system: str | None = None) -> "Chat":
-        """A new conversation (the cache is reset); turns are formatted with the model's template."""
+        """A new conversation (the cache is reset); turns are formatted with the model's template.
+        system: the system prompt; None uses the model's default (see default_system_prompt),
+        "" none at all."""
         return Chat(self, system)
 
     def reset(self) -> None:
@@ -92,6 +97,10 @@ class Runner:
     @property
     def max_seq_len(self) -> int:
         return self._native.max_seq_len
+
+    @property
+    def default_system_prompt(self) -> str:
+        return self._native.default_system_prompt
 
     @property
     def chat_template(self) -> str:
@@ -120,7 +129,7 @@ class Chat:
     def __init__(self, runner: Runner, system: str | None):
         self.runner = runner
         runner.reset()
-        runner._native.set_system_prompt(system or "")
+        runner._native.set_system_prompt(runner._native.default_system_prompt if system is None else system)
 
     def send(self, message: str, max_new_tokens: int = 256, **sampling) -> Iterator[str]:
         """Streams the assistant's reply to `message`."""

@@ -1,0 +1,66 @@
+// pocket::embedding_q(Tensor qweight, Tensor scales, Tensor? mins, Tensor indices, int bits, int group_size) -> Tensor
+//
+// Gathers rows of a quantized table (V, D) (schema/QUANTIZATION.md) by indices (any shape,
+// int64 or int32) and dequantizes them: -> (*indices.shape, D) float32, bit-exact with
+// exporter/quant/ops.py.
+#include "quant_util.h"
+
+namespace pocket {
+
+namespace {
+
+constexpr const char* kOp = "embedding_q";
+
+// y (count, D) = dequantized rows of w picked by idx; fails on the first index outside [0, V).
+template <typename I>
+Error gather(KernelContext& ctx, const detail::QuantWeight& w, const Tensor& indices, float* y) {
+  const I* idx = indices.data_as<const I>();
+  int64_t strides[1][kMaxDim];
+  for (int d = 0; d < indices.dim; ++d) strides[0][d] = indices.strides[d];
+  int64_t n = 0, bad = 0;
+  bool ok = true;
+  detail::for_each_offset<1>(indices.sizes, indices.dim, strides, [&](const int64_t* o) {
+    int64_t r = static_cast<int64_t>(idx[o[0]]);
+    if (!ok || r < 0 || r >= w.rows) {
+      if (ok) bad = r;
+      ok = false;
+      return;
+    }
+    detail::dequantize_row(w, r, y + n * w.cols);
+    ++n;
+  });
+  if (!ok)
+    return ctx.fail(Error::OutOfRange, "%s: index %lld is out of range for a table of %lld rows", kOp,
+                    static_cast<long long>(bad), static_cast<long long>(w.rows));
+  return Error::Ok;
+}
+
+}  // namespace
+
+Error op_embedding_q(KernelContext& ctx, Value** args) {
+  const Tensor& qweight = args[0]->tensor;  // (V, D / 2) 4-bit or (V, D) 8-bit
+  const Tensor& scales = args[1]->tensor;   // (V, D / group_size)
+  const Tensor* mins = args[2]->is_none() ? nullptr : &args[2]->tensor;
+  const Tensor& indices = args[3]->tensor;  // (...)
+  Tensor& out = args[6]->tensor;            // (..., D)
+  if (indices.dtype != ScalarType::Int64 && indices.dtype != ScalarType::Int32)
+    return ctx.fail(Error::InvalidArgument, "%s: indices have dtype %s, expected int64 or int32", kOp,
+                    scalar_type_name(indices.dtype));
+  if (indices.dim + 1 > kMaxDim)
+    return ctx.fail(Error::InvalidArgument, "%s: indices have %d dims, at most %d supported", kOp,
+                    indices.dim, kMaxDim - 1);
+  Error e = detail::expect_dtype(ctx, kOp, "output", out, ScalarType::Float32);
+  if (e != Error::Ok) return e;
+  detail::QuantWeight w;
+  e = detail::read_quant_weight(ctx, kOp, qweight, scales, mins, args[4]->i, args[5]->i, -1, &w);
+  if (e != Error::Ok) return e;
+  int64_t sizes[kMaxDim];
+  for (int d = 0; d < indices.dim; ++d) sizes[d] = indices.sizes[d];
+  sizes[indices.dim] = w.cols;
+  e = detail::resize_output(ctx, kOp, out, sizes, indices.dim + 1);
+  if (e != Error::Ok) return e;
+  if (indices.dtype == ScalarType::Int64) return gather<int64_t>(ctx, w, indices, out.data_as<float>());
+  return gather<int32_t>(ctx, w, indices, out.data_as<float>());
+}
+
+}  // namespace pocket

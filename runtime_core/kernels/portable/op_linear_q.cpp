@@ -1,0 +1,183 @@
+// pocket::linear_q(Tensor x, Tensor qweight, Tensor scales, Tensor? mins, Tensor? bias, int bits, int group_size, int act_mode) -> Tensor
+//
+// x (..., K) float32 · dequantize(qweight (N, K))ᵀ + bias -> (..., N) float32; formats in
+// schema/QUANTIZATION.md, reference in exporter/quant/ops.py.
+//   act_mode 0: fp32 activations. Each weight row is dequantized once, then dotted with
+//               every row of x in float32.
+//   act_mode 1: int8 activations, one scale per row of x. Each (x row, w row, group) adds
+//               scale * Σ xq·q + min * Σ xq with exact integer sums; the sum over groups,
+//               times the row's scale, is taken in double as the reference does.
+//   act_mode 2: same with one activation scale per block of 32 columns (group_size % 32 == 0).
+// Rows of x are quantized once per call; weight rows are the outer loop, so each is unpacked
+// once for all M rows of x (prefill).
+#include "quant_util.h"
+
+namespace pocket {
+
+namespace {
+
+constexpr const char* kOp = "linear_q";
+constexpr int64_t kBlock = 32;  // columns per activation scale in act_mode 2
+
+struct Problem {
+  detail::QuantWeight w;  // (n, k)
+  const float* x = nullptr;     // (m, k)
+  const float* bias = nullptr;  // (n) or null
+  float* y = nullptr;           // (m, n)
+  int64_t m = 0, k = 0, n = 0;
+  int64_t act_mode = 0;
+};
+
+// int8 activations: xq (m, k), one scale per `scale_cols` columns, and, for asymmetric
+// weights, the sum of xq per `sum_cols` columns (a group in act_mode 1, a block in act_mode 2).
+struct QuantizedX {
+  int8_t* xq = nullptr;
+  float* scales = nullptr;
+  int32_t* sums = nullptr;
+  int64_t scale_cols = 0, sum_cols = 0;
+};
+
+inline float add_bias(float v, const float* bias, int64_t c) { return bias != nullptr ? v + bias[c] : v; }
+
+Error linear_fp32(KernelContext& ctx, const Problem& p) {
+  float* wrow = nullptr;  // (k)
+  Error e = detail::temp_array(ctx, kOp, "a dequantized weight row", p.k, &wrow);
+  if (e != Error::Ok) return e;
+  for (int64_t c = 0; c < p.n; ++c) {
+    detail::dequantize_row(p.w, c, wrow);
+    for (int64_t r = 0; r < p.m; ++r)
+      p.y[r * p.n + c] = add_bias(detail::dot_float(p.x + r * p.k, wrow, p.k), p.bias, c);
+  }
+  return Error::Ok;
+}
+
+// act_mode 1: column c of y from weight row q (k integer values).
+template <typename W>
+void column_per_token(const Problem& p, const QuantizedX& a, int64_t c, const W* q) {
+  const int64_t g = p.w.group_size, groups = p.w.groups;
+  const float* s = p.w.scales + c * groups;
+  const float* mins = p.w.mins != nullptr ? p.w.mins + c * groups : nullptr;
+  for (int64_t r = 0; r < p.m; ++r) {
+    const int8_t* xr = a.xq + r * p.k;
+    double acc = 0;
+    for (int64_t j = 0; j < groups; ++j) {
+      double t = static_cast<double>(detail::dot_int8_long(xr + j * g, q + j * g, g)) * s[j];
+      if (mins != nullptr) t += static_cast<double>(a.sums[r * groups + j]) * mins[j];
+      acc += t;
+    }
+    p.y[r * p.n + c] = add_bias(static_cast<float>(acc * a.scales[r]), p.bias, c);
+  }
+}
+
+// act_mode 2: column c of y from weight row q (k integer values).
+template <typename W>
+void column_per_block(const Problem& p, const QuantizedX& a, int64_t c, const W* q) {
+  const int64_t blocks = p.k / kBlock, per_group = p.w.group_size / kBlock;
+  const float* s = p.w.scales + c * p.w.groups;
+  const float* mins = p.w.mins != nullptr ? p.w.mins + c * p.w.groups : nullptr;
+  for (int64_t r = 0; r < p.m; ++r) {
+    const int8_t* xr = a.xq + r * p.k;
+    const float* sx = a.scales + r * blocks;
+    double acc = 0;
+    for (int64_t b = 0; b < blocks; ++b) {
+      const int64_t j = b / per_group;
+      double t = static_cast<double>(detail::dot_int8(xr + b * kBlock, q + b * kBlock, kBlock)) * s[j];
+      if (mins != nullptr) t += static_cast<double>(a.sums[r * blocks + b]) * mins[j];
+      acc += t * sx[b];
+    }
+    p.y[r * p.n + c] = add_bias(static_cast<float>(acc), p.bias, c);
+  }
+}
+
+template <typename W>
+void column_int8(const Problem& p, const QuantizedX& a, int64_t c, const W* q) {
+  if (p.act_mode == 1)
+    column_per_token(p, a, c, q);
+  else
+    column_per_block(p, a, c, q);
+}
+
+Error quantize_x(KernelContext& ctx, const Problem& p, QuantizedX* a) {
+  a->scale_cols = p.act_mode == 1 ? p.k : kBlock;
+  a->sum_cols = p.act_mode == 1 ? p.w.group_size : kBlock;
+  Error e = detail::temp_array(ctx, kOp, "int8 activations", p.m * p.k, &a->xq);
+  if (e == Error::Ok)
+    e = detail::temp_array(ctx, kOp, "activation scales", p.m * (p.k / a->scale_cols), &a->scales);
+  if (e == Error::Ok && !p.w.symmetric())
+    e = detail::temp_array(ctx, kOp, "activation sums", p.m * (p.k / a->sum_cols), &a->sums);
+  if (e != Error::Ok) return e;
+  detail::quantize_activations(p.x, p.m, p.k, a->scale_cols, a->xq, a->scales);
+  if (a->sums != nullptr)
+    for (int64_t i = 0; i < p.m * (p.k / a->sum_cols); ++i)
+      a->sums[i] = detail::sum_int8(a->xq + i * a->sum_cols, a->sum_cols);
+  return Error::Ok;
+}
+
+Error linear_int8(KernelContext& ctx, const Problem& p) {
+  QuantizedX a;
+  int8_t* qrow = nullptr;  // (k) unpacked 4-bit row
+  Error e = quantize_x(ctx, p, &a);
+  if (e == Error::Ok && p.w.bits == 4) e = detail::temp_array(ctx, kOp, "an unpacked weight row", p.k, &qrow);
+  if (e != Error::Ok) return e;
+  for (int64_t c = 0; c < p.n; ++c) {
+    if (p.w.bits == 4) {
+      detail::unpack_row_4bit(p.w, c, qrow);
+      column_int8<int8_t>(p, a, c, qrow);
+    } else if (p.w.symmetric()) {
+      column_int8(p, a, c, reinterpret_cast<const int8_t*>(p.w.row(c)));
+    } else {
+      column_int8(p, a, c, p.w.row(c));
+    }
+  }
+  return Error::Ok;
+}
+
+// Checks every argument and fills p (except y).
+Error parse(KernelContext& ctx, Value** args, Problem* p) {
+  const Tensor& x = args[0]->tensor;
+  const Tensor* mins = args[3]->is_none() ? nullptr : &args[3]->tensor;
+  const Tensor* bias = args[4]->is_none() ? nullptr : &args[4]->tensor;
+  const Tensor& out = args[8]->tensor;
+  Error e = detail::expect_dtype(ctx, kOp, "x", x, ScalarType::Float32);
+  if (e == Error::Ok) e = detail::expect_dtype(ctx, kOp, "output", out, ScalarType::Float32);
+  if (e != Error::Ok) return e;
+  if (x.dim < 1) return ctx.fail(Error::InvalidArgument, "%s: x is 0-d, expected at least 1 dim", kOp);
+  p->act_mode = args[7]->i;
+  if (p->act_mode < 0 || p->act_mode > 2)
+    return ctx.fail(Error::InvalidArgument,
+                    "%s: act_mode is %lld, expected 0 (fp32), 1 (int8 per token) or 2 (int8 per block of 32)",
+                    kOp, static_cast<long long>(p->act_mode));
+  p->k = x.sizes[x.dim - 1];
+  p->m = p->k == 0 ? 0 : x.numel() / p->k;
+  e = detail::read_quant_weight(ctx, kOp, args[1]->tensor, args[2]->tensor, mins, args[5]->i, args[6]->i,
+                                p->k, &p->w);
+  if (e != Error::Ok) return e;
+  p->n = p->w.rows;
+  if (p->act_mode == 2 && p->w.group_size % kBlock != 0)
+    return ctx.fail(Error::InvalidArgument,
+                    "%s: act_mode 2 (int8 per block of 32) needs a group_size that is a multiple of 32, got %lld",
+                    kOp, static_cast<long long>(p->w.group_size));
+  if (bias != nullptr) e = detail::expect_vector(ctx, kOp, "bias", *bias, p->n, ScalarType::Float32);
+  if (e == Error::Ok) e = detail::contiguous_data(ctx, kOp, "x", x, &p->x);
+  if (e == Error::Ok && bias != nullptr) e = detail::contiguous_data(ctx, kOp, "bias", *bias, &p->bias);
+  return e;
+}
+
+}  // namespace
+
+Error op_linear_q(KernelContext& ctx, Value** args) {
+  Problem p;
+  Error e = parse(ctx, args, &p);
+  if (e != Error::Ok) return e;
+  const Tensor& x = args[0]->tensor;
+  Tensor& out = args[8]->tensor;
+  int64_t sizes[kMaxDim];
+  for (int d = 0; d < x.dim; ++d) sizes[d] = x.sizes[d];
+  sizes[x.dim - 1] = p.n;
+  e = detail::resize_output(ctx, kOp, out, sizes, x.dim);
+  if (e != Error::Ok) return e;
+  p.y = out.data_as<float>();
+  return p.act_mode == 0 ? linear_fp32(ctx, p) : linear_int8(ctx, p);
+}
+
+}  // namespace pocket

@@ -1,0 +1,144 @@
+#include "quant_util.h"
+
+// The reference rounds every float32 operation separately (torch runs mul and add as two
+// kernels); GCC's default -ffp-contract=fast would fuse q * scale + min (and x * inv + magic
+// in the rounding trick) into one FMA on arm64 and change the last bit. These functions turn
+// contraction off.
+#if defined(__clang__)
+#define POCKET_NO_FP_CONTRACT
+#define POCKET_NO_FP_CONTRACT_BODY _Pragma("clang fp contract(off)")
+#elif defined(__GNUC__)
+#define POCKET_NO_FP_CONTRACT __attribute__((optimize("fp-contract=off")))
+#define POCKET_NO_FP_CONTRACT_BODY
+#else
+#define POCKET_NO_FP_CONTRACT
+#define POCKET_NO_FP_CONTRACT_BODY
+#endif
+
+namespace pocket {
+namespace detail {
+
+namespace {
+
+Error expect_shape2(KernelContext& ctx, const char* op, const char* arg, const Tensor& t,
+                    int64_t rows, int64_t cols, const char* why) {
+  if (t.dim == 2 && t.sizes[0] == rows && t.sizes[1] == cols) return Error::Ok;
+  char buf[128];
+  return ctx.fail(Error::InvalidArgument, "%s: %s has shape %s, expected [%lld, %lld] (%s)", op,
+                  arg, shape_string(t.sizes, t.dim, buf, sizeof buf), static_cast<long long>(rows),
+                  static_cast<long long>(cols), why);
+}
+
+Error check_format(KernelContext& ctx, const char* op, const Tensor& qweight, const Tensor* mins,
+                   int64_t bits, int64_t group_size) {
+  if (bits != 4 && bits != 8)
+    return ctx.fail(Error::InvalidArgument, "%s: bits is %lld, expected 4 or 8", op,
+                    static_cast<long long>(bits));
+  if (group_size <= 0 || group_size % 2 != 0)
+    return ctx.fail(Error::InvalidArgument, "%s: group_size is %lld, expected a positive even number",
+                    op, static_cast<long long>(group_size));
+  char buf[128];
+  if (qweight.dim != 2)
+    return ctx.fail(Error::InvalidArgument, "%s: qweight has shape %s, expected 2 dims", op,
+                    shape_string(qweight.sizes, qweight.dim, buf, sizeof buf));
+  ScalarType want = bits == 8 && mins == nullptr ? ScalarType::Int8 : ScalarType::UInt8;
+  if (qweight.dtype != want)
+    return ctx.fail(Error::InvalidArgument, "%s: %lld-bit %s qweight has dtype %s, expected %s", op,
+                    static_cast<long long>(bits), mins == nullptr ? "symmetric" : "asymmetric",
+                    scalar_type_name(qweight.dtype), scalar_type_name(want));
+  return Error::Ok;
+}
+
+}  // namespace
+
+Error read_quant_weight(KernelContext& ctx, const char* op, const Tensor& qweight,
+                        const Tensor& scales, const Tensor* mins, int64_t bits, int64_t group_size,
+                        int64_t cols, QuantWeight* w) {
+  Error e = check_format(ctx, op, qweight, mins, bits, group_size);
+  if (e != Error::Ok) return e;
+  int64_t per_byte = bits == 4 ? 2 : 1;
+  if (cols < 0) cols = qweight.sizes[1] * per_byte;
+  if (cols % group_size != 0)
+    return ctx.fail(Error::InvalidArgument, "%s: %lld columns are not a multiple of group_size %lld",
+                    op, static_cast<long long>(cols), static_cast<long long>(group_size));
+  int64_t rows = qweight.sizes[0], groups = cols / group_size;
+  e = expect_shape2(ctx, op, "qweight", qweight, rows, cols / per_byte,
+                    bits == 4 ? "two 4-bit columns per byte" : "one 8-bit column per byte");
+  if (e == Error::Ok) e = expect_dtype(ctx, op, "scales", scales, ScalarType::Float32);
+  if (e == Error::Ok) e = expect_shape2(ctx, op, "scales", scales, rows, groups, "rows, columns / group_size");
+  if (e == Error::Ok && mins != nullptr) e = expect_dtype(ctx, op, "mins", *mins, ScalarType::Float32);
+  if (e == Error::Ok && mins != nullptr)
+    e = expect_shape2(ctx, op, "mins", *mins, rows, groups, "rows, columns / group_size");
+  if (e == Error::Ok) e = contiguous_data(ctx, op, "qweight", qweight, &w->data);
+  if (e == Error::Ok) e = contiguous_data(ctx, op, "scales", scales, &w->scales);
+  w->mins = nullptr;
+  if (e == Error::Ok && mins != nullptr) e = contiguous_data(ctx, op, "mins", *mins, &w->mins);
+  if (e != Error::Ok) return e;
+  w->rows = rows;
+  w->cols = cols;
+  w->group_size = group_size;
+  w->groups = groups;
+  w->row_bytes = cols / per_byte;
+  w->bits = static_cast<int>(bits);
+  return Error::Ok;
+}
+
+void unpack_row_4bit(const QuantWeight& w, int64_t r, int8_t* out) {
+  const uint8_t* p = w.row(r);
+  const int offset = w.symmetric() ? 8 : 0;
+  for (int64_t j = 0; j < w.row_bytes; ++j) {
+    out[2 * j] = static_cast<int8_t>((p[j] & 0x0F) - offset);
+    out[2 * j + 1] = static_cast<int8_t>((p[j] >> 4) - offset);
+  }
+}
+
+POCKET_NO_FP_CONTRACT void dequantize_row(const QuantWeight& w, int64_t r, float* out) {
+  POCKET_NO_FP_CONTRACT_BODY
+  const int64_t g = w.group_size;
+  const uint8_t* p = w.row(r);
+  const int8_t* p8 = reinterpret_cast<const int8_t*>(p);
+  const int offset = w.symmetric() ? 8 : 0;
+  for (int64_t j = 0; j < w.groups; ++j) {
+    float* o = out + j * g;
+    const float s = w.scales[r * w.groups + j];
+    if (w.bits == 4) {
+      const uint8_t* b = p + j * (g / 2);
+      for (int64_t i = 0; i < g / 2; ++i) {
+        o[2 * i] = static_cast<float>((b[i] & 0x0F) - offset) * s;
+        o[2 * i + 1] = static_cast<float>((b[i] >> 4) - offset) * s;
+      }
+    } else if (w.symmetric()) {
+      for (int64_t c = 0; c < g; ++c) o[c] = static_cast<float>(p8[j * g + c]) * s;
+    } else {
+      for (int64_t c = 0; c < g; ++c) o[c] = static_cast<float>(p[j * g + c]) * s;
+    }
+    if (w.mins == nullptr) continue;
+    const float m = w.mins[r * w.groups + j];
+    for (int64_t c = 0; c < g; ++c) o[c] += m;
+  }
+}
+
+POCKET_NO_FP_CONTRACT void quantize_activations(const float* x, int64_t rows, int64_t cols,
+                                                int64_t block, int8_t* xq, float* scales) {
+  POCKET_NO_FP_CONTRACT_BODY
+  const int64_t blocks = rows * (cols / block);
+  for (int64_t b = 0; b < blocks; ++b) {
+    const float* xb = x + b * block;
+    int8_t* qb = xq + b * block;
+    float amax = 0;
+    for (int64_t i = 0; i < block; ++i) {
+      float a = xb[i] < 0 ? -xb[i] : xb[i];
+      amax = a > amax ? a : amax;
+    }
+    const float scale = amax / 127.0f;
+    const float inv = scale > 0 ? 1.0f / scale : 0.0f;
+    scales[b] = scale;
+    for (int64_t i = 0; i < block; ++i) {
+      float v = clamp_float(xb[i] * inv, -127.0f, 127.0f);
+      qb[i] = static_cast<int8_t>(round_half_even_small(v));
+    }
+  }
+}
+
+}  // namespace detail
+}  // namespace pocket

@@ -1,0 +1,114 @@
+// Helpers for the quantized kernels (pocket::linear_q, embedding_q, conv2d_q8): checked views
+// of a quantized weight, row unpacking and dequantization, int8 activation quantization and
+// integer dot products. The packed layouts are documented in schema/QUANTIZATION.md; the
+// reference semantics are exporter/quant/ops.py. Nothing here allocates.
+#pragma once
+
+#include <cstdint>
+
+#include "nn_util.h"
+
+namespace pocket {
+namespace detail {
+
+// A quantized weight (rows, cols) with one scale (and, asymmetric, one min) per row and group
+// of `group_size` consecutive columns:
+//   4-bit: uint8 (rows, cols / 2), column 2j in the low nibble of byte j, 2j+1 in the high;
+//          symmetric q = nibble - 8, asymmetric q = nibble
+//   8-bit: int8 (rows, cols) symmetric, uint8 (rows, cols) asymmetric
+//   w = q * scale (+ min)
+struct QuantWeight {
+  const uint8_t* data = nullptr;  // (rows, row_bytes), contiguous
+  const float* scales = nullptr;  // (rows, groups)
+  const float* mins = nullptr;    // (rows, groups); null when symmetric
+  int64_t rows = 0, cols = 0, group_size = 0, groups = 0, row_bytes = 0;
+  int bits = 0;
+
+  bool symmetric() const { return mins == nullptr; }
+  const uint8_t* row(int64_t r) const { return data + r * row_bytes; }
+};
+
+// Checks bits (4 or 8), group_size (positive, even, dividing `cols`), the dtypes and shapes of
+// qweight, scales and mins (null: symmetric), and points `w` at their contiguous data (copied
+// to temp memory when strided). `cols` < 0 takes the column count from qweight's width.
+// Messages start with `op`.
+Error read_quant_weight(KernelContext& ctx, const char* op, const Tensor& qweight,
+                        const Tensor& scales, const Tensor* mins, int64_t bits, int64_t group_size,
+                        int64_t cols, QuantWeight* w);
+
+// Row r of w as floats: out[c] = q * scale (+ min), each operation rounded to float32 as
+// torch's separate mul and add are (never fused into an FMA), so results are bit-exact.
+void dequantize_row(const QuantWeight& w, int64_t r, float* out);
+
+// Row r of a 4-bit w as integer values (symmetric [-8, 7], asymmetric [0, 15]).
+void unpack_row_4bit(const QuantWeight& w, int64_t r, int8_t* out);
+
+// Quantizes `rows` rows of x (rows, cols) to int8 in blocks of `block` columns (block divides
+// cols), as exporter/quant/ops.py quantize_activations does in float32:
+//   scale = amax|x_block| / 127, inv = scale > 0 ? 1 / scale : 0,
+//   xq = clamp(round_half_even(x * inv), -127, 127)
+// scales gets rows * (cols / block) values. A NaN in x quantizes to -127 (the reference
+// would propagate it).
+void quantize_activations(const float* x, int64_t rows, int64_t cols, int64_t block, int8_t* xq,
+                          float* scales);
+
+// Rounds v to the nearest integer, ties to even (torch.round), for |v| <= 2^22: adding and
+// subtracting 1.5 * 2^23 leaves no fraction bits. Callers must not let the compiler fuse a
+// preceding multiply into the add (see quant_util.cpp).
+inline float round_half_even_small(float v) {
+  const float magic = 12582912.0f;  // 1.5 * 2^23
+  return (v + magic) - magic;
+}
+
+// Clamps v to [lo, hi]; NaN gives lo. Written with comparisons so it vectorizes.
+inline float clamp_float(float v, float lo, float hi) { return v > lo ? (v < hi ? v : hi) : lo; }
+
+// sum a[i] * b[i] over n <= kMaxDot8 terms; b is int8 or uint8. |a| <= 127 and |b| <= 255
+// keep the int32 sum exact. Plain loop: the compiler vectorizes it (int16/int32 lanes).
+constexpr int64_t kMaxDot8 = int64_t(1) << 16;  // 65536 * 127 * 255 < 2^31
+template <typename W>
+inline int32_t dot_int8(const int8_t* a, const W* b, int64_t n) {
+  int32_t sum = 0;
+  for (int64_t i = 0; i < n; ++i) sum += int32_t(a[i]) * int32_t(b[i]);
+  return sum;
+}
+
+// Same for any n, exact in int64.
+template <typename W>
+inline int64_t dot_int8_long(const int8_t* a, const W* b, int64_t n) {
+  int64_t sum = 0;
+  for (int64_t i = 0; i < n; i += kMaxDot8)
+    sum += dot_int8(a + i, b + i, n - i < kMaxDot8 ? n - i : kMaxDot8);
+  return sum;
+}
+
+// sum a[i] over n int8 values.
+inline int32_t sum_int8(const int8_t* a, int64_t n) {
+  int32_t sum = 0;
+  for (int64_t i = 0; i < n; ++i) sum += a[i];
+  return sum;
+}
+
+// Float dot product with 8 partial sums, so the loop vectorizes without reassociation flags.
+inline float dot_float(const float* a, const float* b, int64_t n) {
+  float part[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    for (int j = 0; j < 8; ++j) part[j] += a[i + j] * b[i + j];
+  float sum = ((part[0] + part[1]) + (part[2] + part[3])) + ((part[4] + part[5]) + (part[6] + part[7]));
+  for (; i < n; ++i) sum += a[i] * b[i];
+  return sum;
+}
+
+// Temp memory for `count` items of T, or an OutOfMemory failure naming `op` and `what`.
+template <typename T>
+Error temp_array(KernelContext& ctx, const char* op, const char* what, int64_t count, T** out) {
+  size_t bytes = static_cast<size_t>(count > 0 ? count : 1) * sizeof(T);
+  *out = static_cast<T*>(ctx.allocate_temp(bytes));
+  if (*out == nullptr)
+    return ctx.fail(Error::OutOfMemory, "%s: no temp memory for %s (%zu bytes)", op, what, bytes);
+  return Error::Ok;
+}
+
+}  // namespace detail
+}  // namespace pocket
