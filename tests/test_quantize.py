@@ -16,8 +16,8 @@ from pocket.llm.models import LlmConfig, Transformer, export_llm
 
 @pytest.mark.parametrize("scheme,group", [("8da4w", 32), ("8da4w", 64), ("int8w", None)])
 def test_mlp_matches_its_eager_quantized_model(scheme, group):
-    model, (x,) = models.mlp()
-    x = torch.randn(16, 32)
+    model = models.MLP((64, 128, 64, 10)).eval()
+    x = torch.randn(16, 64)
     program = pocket.export(model, (x,), quantize=scheme, group_size=group)
     qmodel, report = quantize_modules(model, resolve(scheme, group))
     assert report["linear"] == 3

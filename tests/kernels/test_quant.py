@@ -1,0 +1,248 @@
+"""Quantized kernels (tables/quant.txt) against the eager reference ops (exporter/quant/ops.py).
+
+Tolerances:
+- int8 activations (act_mode 1, 2): the integer sums are exact and the kernel applies the
+  scales with the same double operations as the reference; only the order in which the
+  per-group doubles are summed may differ, which can move the float32 result by at most one
+  ulp in rare cases. rtol = atol = 1e-5 covers that; test_linear_q_int8_bit_exact shows
+  that on fixed inputs the results are in fact identical.
+- fp32 activations (act_mode 0): the kernel dequantizes exactly like the reference but sums
+  K float32 products in a different order than ATen's GEMM: differences of a few ulp of the
+  partial sums (~1e-6 for these shapes) -> rtol 1e-5, atol 1e-5.
+- embedding_q and conv2d_q8 are exact (same float32 / double operations, exact integer sums).
+"""
+
+import pytest
+import torch
+from harness import check
+
+import pocket.exporter.custom_ops  # noqa: F401  (registers torch.ops.pocket.*)
+from pocket import PocketError
+from pocket.exporter.quant.formats import WeightFormat, quantize
+
+torch.manual_seed(0)
+
+FORMATS = [(4, True), (4, False), (8, True), (8, False)]  # (bits, symmetric)
+# (act_mode, group_size, K): odd group counts and K that are not multiples of 8/16/32/64.
+MODES = [
+    (0, 2, 14), (0, 6, 30), (0, 10, 50), (0, 32, 96),
+    (1, 2, 14), (1, 6, 30), (1, 10, 50), (1, 32, 96),
+    (2, 32, 32), (2, 32, 96), (2, 64, 192),
+]
+LEADING = [(1,), (3,), (17,), (2, 3)]
+
+
+def quantized(n, k, bits, symmetric, group_size):
+    return quantize(torch.randn(n, k), WeightFormat(bits, group_size, symmetric))
+
+
+def reference(op, args):
+    return getattr(torch.ops.pocket, op)(*args)
+
+
+def check_linear_q(args, rtol=1e-5, atol=1e-5):
+    return check("pocket::linear_q", args, rtol=rtol, atol=atol, expected=reference("linear_q", args))
+
+
+# ---- linear_q
+
+
+@pytest.mark.parametrize("bits,symmetric", FORMATS)
+@pytest.mark.parametrize("act_mode,group_size,k", MODES)
+@pytest.mark.parametrize("leading", LEADING)
+def test_linear_q(bits, symmetric, act_mode, group_size, k, leading):
+    n = 7 if len(leading) == 1 else 13
+    q, s, m = quantized(n, k, bits, symmetric, group_size)
+    bias = torch.randn(n) if leading[0] != 3 else None
+    check_linear_q([torch.randn(*leading, k), q, s, m, bias, bits, group_size, act_mode])
+
+
+@pytest.mark.parametrize("bits,symmetric", FORMATS)
+@pytest.mark.parametrize("act_mode", [1, 2])
+def test_linear_q_int8_bit_exact(bits, symmetric, act_mode):
+    g = 32 if act_mode == 2 else 16
+    q, s, m = quantized(33, 256, bits, symmetric, g)
+    args = [torch.randn(5, 256) * 3, q, s, m, torch.randn(33), bits, g, act_mode]
+    check_linear_q(args, rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("act_mode,group_size", [(0, 8), (1, 8), (2, 32)])
+def test_linear_q_single_row_and_one_output(act_mode, group_size):
+    q, s, m = quantized(1, 64, 4, False, group_size)
+    check_linear_q([torch.randn(64), q, s, m, None, 4, group_size, act_mode])
+
+
+@pytest.mark.parametrize("act_mode", [1, 2])
+def test_linear_q_zero_rows_and_blocks(act_mode):
+    x = torch.randn(4, 96)
+    x[1] = 0           # a zero row: scale 0, contributes nothing
+    x[2, 32:64] = 0    # a zero block (act_mode 2 scale 0)
+    for bits, symmetric in FORMATS:
+        q, s, m = quantized(5, 96, bits, symmetric, 32)
+        check_linear_q([x, q, s, m, torch.randn(5), bits, 32, act_mode], rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("act_mode", [1, 2])
+def test_linear_q_rounding_ties(act_mode):
+    # amax 127 -> activation scale 1: x * inv lands exactly on .5 ties, which round to even.
+    x = torch.tensor([127.0, 0.5, 1.5, 2.5, -0.5, -1.5, -2.5, 3.5] * 4).reshape(1, 32)
+    x = torch.cat([x, -x, x * 0.25])
+    q, s, m = quantized(3, 32, 8, True, 32)
+    check_linear_q([x, q, s, m, None, 8, 32, act_mode], rtol=0, atol=0)
+
+
+def test_linear_q_strided_inputs():
+    q, s, m = quantized(9, 64, 4, False, 16)
+    x = torch.randn(64, 6).t()                      # non-contiguous x
+    s_strided = torch.empty(9, 8)[:, ::2].copy_(s)  # strided scales
+    bias = torch.randn(18)[::2]
+    for act_mode in (0, 1):
+        check_linear_q([x, q, s_strided, m, bias, 4, 16, act_mode])
+
+
+def test_linear_q_large_groups_per_channel():
+    # group_size = K: one scale per output row (int8 weight-only / per-channel formats).
+    for bits, symmetric in FORMATS:
+        q, s, m = quantized(6, 512, bits, symmetric, 512)
+        for act_mode in (0, 1, 2):
+            check_linear_q([torch.randn(3, 512), q, s, m, torch.randn(6), bits, 512, act_mode], atol=1e-4)
+
+
+def linear_q_error(args, out_shape, pattern):
+    with pytest.raises(PocketError, match=pattern):
+        check("pocket::linear_q", args, expected=torch.empty(out_shape))
+
+
+def test_linear_q_errors():
+    q4, s4, m4 = quantized(3, 32, 4, True, 8)
+    q8, s8, _ = quantized(3, 32, 8, True, 8)
+    qa, sa, ma = quantized(3, 32, 8, False, 8)
+    x = torch.randn(2, 32)
+    linear_q_error([x.double(), q4, s4, None, None, 4, 8, 0], (2, 3),
+                   r"linear_q: x has dtype float64, expected float32")
+    linear_q_error([x, q4, s4, None, None, 3, 8, 0], (2, 3), r"linear_q: bits is 3, expected 4 or 8")
+    linear_q_error([x, q4, s4, None, None, 4, 8, 3], (2, 3), r"linear_q: act_mode is 3, expected 0")
+    linear_q_error([x, q4, s4, None, None, 4, 0, 0], (2, 3),
+                   r"linear_q: group_size is 0, expected a positive even number")
+    linear_q_error([torch.randn(2, 30), q4, s4, None, None, 4, 8, 0], (2, 3),
+                   r"linear_q: 30 columns are not a multiple of group_size 8")
+    linear_q_error([torch.randn(2, 40), q4, s4, None, None, 4, 8, 0], (2, 3),
+                   r"linear_q: qweight has shape \[3, 16\], expected \[3, 20\] \(two 4-bit columns per byte\)")
+    linear_q_error([x, q4.view(torch.int8), s4, None, None, 4, 8, 0], (2, 3),
+                   r"linear_q: 4-bit symmetric qweight has dtype int8, expected uint8")
+    linear_q_error([x, q8.view(torch.uint8), s8, None, None, 8, 8, 0], (2, 3),
+                   r"linear_q: 8-bit symmetric qweight has dtype uint8, expected int8")
+    linear_q_error([x, qa.view(torch.int8), sa, ma, None, 8, 8, 1], (2, 3),
+                   r"linear_q: 8-bit asymmetric qweight has dtype int8, expected uint8")
+    linear_q_error([x, q4, s4[:, :2], None, None, 4, 8, 0], (2, 3),
+                   r"linear_q: scales has shape \[3, 2\], expected \[3, 4\]")
+    linear_q_error([x, q4, s4.double(), None, None, 4, 8, 0], (2, 3),
+                   r"linear_q: scales has dtype float64, expected float32")
+    linear_q_error([x, qa, sa, ma[:2], None, 8, 8, 0], (2, 3),
+                   r"linear_q: mins has shape \[2, 4\], expected \[3, 4\]")
+    linear_q_error([x, q4, s4, None, torch.randn(4), 4, 8, 0], (2, 3),
+                   r"linear_q: bias has shape \[4\], expected \[3\]")
+    linear_q_error([x, q4, s4, None, None, 4, 8, 2], (2, 3),
+                   r"linear_q: act_mode 2 \(int8 per block of 32\) needs a group_size that is a multiple of 32, got 8")
+    linear_q_error([torch.randn(()), q4, s4, None, None, 4, 8, 0], (3,), r"linear_q: x is 0-d")
+    linear_q_error([x, q4[0], s4, None, None, 4, 8, 0], (2, 3),
+                   r"linear_q: qweight has shape \[16\], expected 2 dims")
+
+
+# ---- embedding_q
+
+
+@pytest.mark.parametrize("bits,symmetric", FORMATS)
+@pytest.mark.parametrize("group_size,dim", [(2, 6), (6, 30), (32, 96)])
+@pytest.mark.parametrize("index_shape", [(), (5,), (2, 3)])
+def test_embedding_q(bits, symmetric, group_size, dim, index_shape):
+    q, s, m = quantized(11, dim, bits, symmetric, group_size)
+    indices = torch.randint(0, 11, index_shape)
+    args = [q, s, m, indices, bits, group_size]
+    check("pocket::embedding_q", args, rtol=0, atol=0, expected=reference("embedding_q", args))
+
+
+def test_embedding_q_int32_and_strided_indices():
+    q, s, m = quantized(8, 64, 4, False, 16)
+    for indices in (torch.tensor([[7, 0], [3, 3]], dtype=torch.int32), torch.randint(0, 8, (4, 6)).t()):
+        args = [q, s, m, indices, 4, 16]
+        check("pocket::embedding_q", args, rtol=0, atol=0, expected=reference("embedding_q", args.copy()))
+
+
+def test_embedding_q_errors():
+    q, s, m = quantized(8, 32, 4, True, 8)
+
+    def fails(args, pattern, out_shape=(2, 32)):
+        with pytest.raises(PocketError, match=pattern):
+            check("pocket::embedding_q", args, expected=torch.empty(out_shape))
+
+    fails([q, s, m, torch.tensor([1, 8]), 4, 8], r"embedding_q: index 8 is out of range for a table of 8 rows")
+    fails([q, s, m, torch.tensor([-1, 0]), 4, 8], r"embedding_q: index -1 is out of range")
+    fails([q, s, m, torch.tensor([1.0, 2.0]), 4, 8], r"embedding_q: indices have dtype float32, expected int64 or int32")
+    fails([q, s, m, torch.tensor([1, 2]), 5, 8], r"embedding_q: bits is 5, expected 4 or 8")
+    fails([q, s, m, torch.tensor([1, 2]), 4, 7], r"embedding_q: group_size is 7, expected a positive even number")
+    fails([q, s, m, torch.tensor([1, 2]), 4, 12], r"embedding_q: 32 columns are not a multiple of group_size 12")
+    fails([q, s[:, :3], m, torch.tensor([1, 2]), 4, 8], r"embedding_q: scales has shape \[8, 3\], expected \[8, 4\]")
+
+
+# ---- conv2d_q8
+
+
+CONV2D_CASES = [
+    # (n, c_in, h, w), c_out, kernel, stride, padding, dilation, groups
+    ((1, 3, 8, 8), 4, (3, 3), (1, 1), (1, 1), (1, 1), 1),
+    ((2, 3, 9, 7), 5, (3, 3), (2, 2), (1, 1), (1, 1), 1),
+    ((1, 4, 10, 11), 6, (3, 2), (2, 1), (0, 1), (2, 1), 2),
+    ((2, 6, 7, 7), 6, (3, 3), (1, 1), (1, 1), (1, 1), 6),  # depthwise
+    ((1, 4, 9, 9), 8, (3, 3), (2, 2), (1, 1), (1, 1), 4),  # depthwise, channel multiplier 2
+    ((1, 8, 5, 6), 3, (1, 1), (1, 1), (0, 0), (1, 1), 1),  # pointwise
+    ((1, 2, 13, 13), 3, (5, 5), (3, 2), (2, 0), (1, 2), 1),
+    ((1, 3, 3, 5), 2, (3, 3), (1, 1), (3, 3), (1, 1), 1),  # padding wider than the kernel
+]
+
+
+def conv_args(shape, c_out, k, stride, padding, dilation, groups, bias, zero_point, x_scale_factor=1.0):
+    x = torch.randn(shape) + 0.3
+    w = torch.randn(c_out, shape[1] // groups, *k)
+    w_scales = w.abs().amax(dim=(1, 2, 3)) / 127
+    qweight = torch.clamp(torch.round(w / w_scales[:, None, None, None]), -127, 127).to(torch.int8)
+    x_scale = float(x.abs().max()) / 127 * x_scale_factor
+    b = torch.randn(c_out) if bias else None
+    return [x, qweight, w_scales, b, x_scale, zero_point, list(stride), list(padding), list(dilation), groups]
+
+
+@pytest.mark.parametrize("shape,c_out,k,stride,padding,dilation,groups", CONV2D_CASES)
+@pytest.mark.parametrize("bias,zero_point", [(False, 0), (True, 0), (True, 7), (False, -20)])
+def test_conv2d_q8(shape, c_out, k, stride, padding, dilation, groups, bias, zero_point):
+    args = conv_args(shape, c_out, k, stride, padding, dilation, groups, bias, zero_point)
+    check("pocket::conv2d_q8", args, rtol=0, atol=0, expected=reference("conv2d_q8", args))
+
+
+def test_conv2d_q8_saturation_and_strided_x():
+    # A small x_scale saturates most of x at -128 / 127 (around the zero point).
+    args = conv_args((1, 4, 6, 6), 3, (3, 3), (1, 1), (1, 1), (1, 1), 1, True, 5, x_scale_factor=0.05)
+    check("pocket::conv2d_q8", args, rtol=0, atol=0, expected=reference("conv2d_q8", args))
+    args[0] = torch.randn(1, 4, 6, 6).transpose(2, 3)
+    check("pocket::conv2d_q8", args, rtol=0, atol=0, expected=reference("conv2d_q8", args))
+
+
+def test_conv2d_q8_errors():
+    args = conv_args((1, 4, 6, 6), 2, (3, 3), (1, 1), (0, 0), (1, 1), 1, True, 0)
+
+    def fails(changes, pattern):
+        a = list(args)
+        for i, v in changes.items():
+            a[i] = v
+        with pytest.raises(PocketError, match=pattern):
+            check("pocket::conv2d_q8", a, expected=torch.empty(1, 2, 4, 4))
+
+    fails({0: args[0].double()}, r"conv2d_q8: x has dtype float64, expected float32")
+    fails({1: args[1].float()}, r"conv2d_q8: qweight has dtype float32, expected int8")
+    fails({0: args[0][0]}, r"conv2d_q8: x \[4, 6, 6\] and qweight \[2, 4, 3, 3\] must both be 4-d")
+    fails({9: 2}, r"conv2d_q8: x has 4 channels and qweight \[2, 4, \.\.\.\]; with groups 2")
+    fails({5: 200}, r"conv2d_q8: x_zero_point is 200, expected -128 to 127")
+    fails({4: 0.0}, r"conv2d_q8: x_scale is 0, expected a positive finite float32")
+    fails({2: args[2][:1]}, r"conv2d_q8: w_scales has shape \[1\], expected \[2\]")
+    fails({3: torch.randn(3)}, r"conv2d_q8: bias has shape \[3\], expected \[2\]")
+    fails({6: [0, 1]}, r"conv2d_q8: stride\[0\] is 0")
+    fails({0: torch.randn(1, 4, 2, 2)}, r"conv2d_q8: height: input size 2, kernel size 3")
