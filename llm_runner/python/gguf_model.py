@@ -15,7 +15,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from pocket.exporter.quant.formats import WeightFormat, pack
+from pocket.exporter.quant.formats import WeightFormat
 from pocket.exporter.quant.modules import QuantizedEmbedding, QuantizedLinear
 from pocket.exporter.quant.ops import ACT_FP32, ACT_INT8_BLOCK32, ACT_INT8_TOKEN
 from pocket.llm.models.config import LlmConfig
@@ -150,19 +150,25 @@ class GgufTensor:
         return w.reshape(n, k)
 
     def packed(self):
-        return (pack(torch.from_numpy(self.q), self.fmt), torch.from_numpy(np.ascontiguousarray(self.scales)),
+        """(qweight, scales, mins) in Pocket's layout (formats.py), packed with numpy on bytes."""
+        if self.fmt.bits == 8:
+            q = self.q.astype(np.int8 if self.fmt.symmetric else np.uint8)
+        else:
+            u = (self.q + 8 if self.fmt.symmetric else self.q).astype(np.uint8)
+            q = u[:, 0::2] | (u[:, 1::2] << 4)
+        return (torch.from_numpy(np.ascontiguousarray(q)), torch.from_numpy(np.ascontiguousarray(self.scales)),
                 None if self.mins is None else torch.from_numpy(np.ascontiguousarray(self.mins)))
 
 
-def load_gguf_model(path, max_seq_len: int, activations: str = "fp32", requantize: bool = False):
+def load_gguf_model(path_or_reader, max_seq_len: int, activations: str = "fp32", requantize: bool = False):
     """(Transformer, config, reader). Quantized GGUF weights stay quantized unless `requantize`
     (then every weight is float32, to be quantized again by the exporter).
 
     activations: "fp32" (exact to the de-quantized model) or "int8" (int8 dynamic activations:
     per block of 32 where the group size allows, else per token)."""
-    reader = open_gguf(path)
+    reader = open_gguf(path_or_reader) if isinstance(path_or_reader, (str, os.PathLike)) else path_or_reader
     config = config_from_gguf(reader)
-    model = Transformer(config, max_seq_len).eval()
+    model = Transformer(config, max_seq_len, init_weights=False).eval()
     expected = model.state_dict()
     permute = {"attn_q": config.n_heads, "attn_k": config.n_kv_heads} if config.family == "llama" else {}
     seen = set()

@@ -210,8 +210,10 @@ def _template(tokens, bos, eos):
         return None
 
     def around(sequence, type_id):
-        ends = lambda x: [{"SpecialToken": {"id": tokens[x], "type_id": type_id}}] if x is not None else []  # noqa: E731
-        return ends(bos) + [{"Sequence": {"id": sequence, "type_id": type_id}}] + ends(eos)
+        def end(x):
+            return [{"SpecialToken": {"id": tokens[x], "type_id": type_id}}] if x is not None else []
+
+        return end(bos) + [{"Sequence": {"id": sequence, "type_id": type_id}}] + end(eos)
 
     return {"type": "TemplateProcessing", "single": around("A", 0), "pair": around("A", 0) + around("B", 1),
             "special_tokens": {tokens[x]: {"id": tokens[x], "ids": [x], "tokens": [tokens[x]]}

@@ -7,12 +7,26 @@ tokens at positions input_pos .. input_pos+T-1 and returns the logits of the las
 
 from __future__ import annotations
 
+import contextlib
+
 import torch
 from torch import nn
 
 from pocket.exporter import custom_ops  # noqa: F401  (torch.ops.pocket.*)
 from pocket.llm.models.config import LlmConfig
 from pocket.llm.models.rope import apply_rope, rope_tables
+
+
+@contextlib.contextmanager
+def _no_init(active: bool):
+    """Skips the random initialization of Linear and Embedding layers (slow for large models)."""
+    saved = nn.Linear.reset_parameters, nn.Embedding.reset_parameters
+    if active:
+        nn.Linear.reset_parameters = nn.Embedding.reset_parameters = lambda self: None
+    try:
+        yield
+    finally:
+        nn.Linear.reset_parameters, nn.Embedding.reset_parameters = saved
 
 
 class RMSNorm(nn.Module):
@@ -90,11 +104,14 @@ class Decoder(nn.Module):
 
 
 class Transformer(nn.Module):
-    def __init__(self, config: LlmConfig, max_seq_len: int):
+    def __init__(self, config: LlmConfig, max_seq_len: int, init_weights: bool = True):
+        """init_weights=False skips random initialization (the weights are loaded after)."""
         super().__init__()
         self.config, self.max_seq_len = config, max_seq_len
-        self.model = Decoder(config, max_seq_len)
-        self.lm_head = nn.Linear(config.dim, config.vocab_size, bias=False)
+        with _no_init(not init_weights):
+            self.model = Decoder(config, max_seq_len)
+        with _no_init(not init_weights):
+            self.lm_head = nn.Linear(config.dim, config.vocab_size, bias=False)
         if config.tie_embeddings:
             self.lm_head.weight = self.model.embed_tokens.weight
         cos, sin = rope_tables(config.head_dim, config.rope_theta, config.rope_scaling, max_seq_len)

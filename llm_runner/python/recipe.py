@@ -81,7 +81,7 @@ def export_gguf(path: str, max_seq_len: int | None = None, chat_template: str = 
     reader = open_gguf(path)
     config = config_from_gguf(reader)
     n = max_seq_len or min(config.max_position_embeddings, 1024)
-    model, config, reader = load_gguf_model(path, n, activations, requantize=quantize is not None)
+    model, config, reader = load_gguf_model(reader, n, activations, requantize=quantize is not None)
     template = field(reader, "tokenizer.chat_template") or ""
     if chat_template == "auto":
         chat_template = chat_format_of(template)

@@ -48,6 +48,13 @@ bool list_items_ok(const flatbuffers::Vector<Index>* items, const FbValues* valu
   return true;
 }
 
+// The flatbuffers Verifier checks the alignment of table fields but not of 8-byte vector
+// elements (a corrupted offset can leave them 4-aligned): check before reading them.
+template <typename T>
+bool aligned(const flatbuffers::Vector<T>* v) {
+  return v == nullptr || reinterpret_cast<uintptr_t>(v->data()) % alignof(T) == 0;
+}
+
 struct TensorCheck {
   const Program& program;
   const MethodMemory& memory;
@@ -57,6 +64,8 @@ struct TensorCheck {
   Diag& diag;
 
   Error bind(uint32_t index, const fb::Tensor* t, Tensor* out) const {
+    if (!aligned(t->sizes()) || !aligned(t->min_sizes()))
+      return diag.fail(Error::InvalidProgram, "method '%s' value %u: sizes are misaligned", method, index);
     if (!is_valid_scalar_type(static_cast<int>(t->dtype())))
       return diag.fail(Error::InvalidProgram, "method '%s' value %u: unknown dtype %d", method,
                        index, static_cast<int>(t->dtype()));
@@ -105,6 +114,11 @@ struct TensorCheck {
 
   Error place(uint32_t index, const fb::Tensor* t, Tensor* out) const {
     uint64_t off = t->offset(), n = t->nbytes();
+    // Segments and arenas start 64-byte aligned; kernels need each element naturally aligned.
+    if (off % element_size(out->dtype) != 0)
+      return diag.fail(Error::InvalidProgram,
+                       "method '%s' value %u: offset %llu is not a multiple of the %s element size", method,
+                       index, static_cast<unsigned long long>(off), scalar_type_name(out->dtype));
     switch (t->location()) {
       case fb::Location::None:
         out->data = nullptr;
@@ -196,6 +210,7 @@ Error Method::load_values(const Program& program, const void* fbm, const MethodM
       }
       case fb::ValueKind::DoubleList: {
         auto* items = fv->kind_as_DoubleList()->items();
+        ok = aligned(items);
         v.tag = Value::Tag::DoubleList;
         v.double_list = DoubleList{items ? items->data() : nullptr, items ? items->size() : 0u};
         break;
@@ -234,7 +249,8 @@ Error Method::load_values(const Program& program, const void* fbm, const MethodM
                          static_cast<int>(fv->kind_type()));
     }
     if (!ok)
-      return diag.fail(Error::InvalidProgram, "method '%s' value %u: list item is out of range or of the wrong kind",
+      return diag.fail(Error::InvalidProgram,
+                       "method '%s' value %u: list is misaligned or an item is out of range or of the wrong kind",
                        name_, i);
   }
   return Error::Ok;
@@ -379,6 +395,7 @@ Error Method::load(const Program& program, const char* name, const MethodMemory&
   method.temp_ = memory.temp;
   method.threads_ = memory.threads;
 
+  if (!aligned(m->arenas())) return diag.fail(Error::InvalidProgram, "method '%s': arena sizes are misaligned", method.name_);
   uint32_t n_arenas = m->arenas() ? m->arenas()->size() : 0;
   method.arenas_ = {alloc_array<uint8_t*>(memory.allocator, n_arenas), n_arenas};
   method.arena_sizes_ = {alloc_array<uint64_t>(memory.allocator, n_arenas), n_arenas};

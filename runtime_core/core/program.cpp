@@ -64,6 +64,8 @@ Error check_header(const uint8_t* data, uint64_t size, uint32_t* version, uint64
 Error check_buffer_size(uint32_t i, const fb::MutableBuffer* b, Diag& diag) {
   if (!is_valid_scalar_type(static_cast<int>(b->dtype())))
     return diag.fail(Error::InvalidProgram, "buffer %u: unknown dtype %d", i, static_cast<int>(b->dtype()));
+  if (b->sizes() && reinterpret_cast<uintptr_t>(b->sizes()->data()) % alignof(int64_t) != 0)
+    return diag.fail(Error::InvalidProgram, "buffer %u: sizes are misaligned", i);  // not checked by the Verifier
   uint32_t dim = b->sizes() ? b->sizes()->size() : 0;
   if (dim > static_cast<uint32_t>(kMaxDim))
     return diag.fail(Error::Unsupported, "buffer %u: %u dims (at most %d supported)", i, dim, kMaxDim);

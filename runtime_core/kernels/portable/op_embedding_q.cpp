@@ -13,7 +13,8 @@ constexpr const char* kOp = "embedding_q";
 
 // y (count, D) = dequantized rows of w picked by idx; fails on the first index outside [0, V).
 template <typename I>
-Error gather(KernelContext& ctx, const detail::QuantWeight& w, const Tensor& indices, float* y) {
+Error gather(KernelContext& ctx, const detail::QuantWeight& w, const Tensor& indices, int8_t* scratch,
+             float* y) {
   const I* idx = indices.data_as<const I>();
   int64_t strides[1][kMaxDim];
   for (int d = 0; d < indices.dim; ++d) strides[0][d] = indices.strides[d];
@@ -26,7 +27,7 @@ Error gather(KernelContext& ctx, const detail::QuantWeight& w, const Tensor& ind
       ok = false;
       return;
     }
-    detail::dequantize_row(w, r, y + n * w.cols);
+    detail::dequantize_row(w, r, scratch, y + n * w.cols);
     ++n;
   });
   if (!ok)
@@ -59,8 +60,11 @@ Error op_embedding_q(KernelContext& ctx, Value** args) {
   sizes[indices.dim] = w.cols;
   e = detail::resize_output(ctx, kOp, out, sizes, indices.dim + 1);
   if (e != Error::Ok) return e;
-  if (indices.dtype == ScalarType::Int64) return gather<int64_t>(ctx, w, indices, out.data_as<float>());
-  return gather<int32_t>(ctx, w, indices, out.data_as<float>());
+  int8_t* scratch = nullptr;  // (D) one unpacked row
+  e = detail::temp_array(ctx, kOp, "an unpacked row", w.cols, &scratch);
+  if (e != Error::Ok) return e;
+  if (indices.dtype == ScalarType::Int64) return gather<int64_t>(ctx, w, indices, scratch, out.data_as<float>());
+  return gather<int32_t>(ctx, w, indices, scratch, out.data_as<float>());
 }
 
 }  // namespace pocket

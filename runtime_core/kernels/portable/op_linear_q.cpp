@@ -28,10 +28,11 @@ struct Problem {
   int64_t act_mode = 0;
 };
 
-// int8 activations: xq (m, k), one scale per `scale_cols` columns, and, for asymmetric
-// weights, the sum of xq per `sum_cols` columns (a group in act_mode 1, a block in act_mode 2).
+// int8 activations: xq (m, k) (int8 values held as int16), one scale per `scale_cols`
+// columns, and, for asymmetric weights, the sum of xq per `sum_cols` columns (a group in
+// act_mode 1, a block in act_mode 2).
 struct QuantizedX {
-  int8_t* xq = nullptr;
+  int16_t* xq = nullptr;
   float* scales = nullptr;
   int32_t* sums = nullptr;
   int64_t scale_cols = 0, sum_cols = 0;
@@ -40,25 +41,27 @@ struct QuantizedX {
 inline float add_bias(float v, const float* bias, int64_t c) { return bias != nullptr ? v + bias[c] : v; }
 
 Error linear_fp32(KernelContext& ctx, const Problem& p) {
-  float* wrow = nullptr;  // (k)
+  float* wrow = nullptr;   // (k)
+  int8_t* qrow = nullptr;  // (k)
   Error e = detail::temp_array(ctx, kOp, "a dequantized weight row", p.k, &wrow);
+  if (e == Error::Ok) e = detail::temp_array(ctx, kOp, "an unpacked weight row", p.k, &qrow);
   if (e != Error::Ok) return e;
   for (int64_t c = 0; c < p.n; ++c) {
-    detail::dequantize_row(p.w, c, wrow);
+    detail::dequantize_row(p.w, c, qrow, wrow);
     for (int64_t r = 0; r < p.m; ++r)
       p.y[r * p.n + c] = add_bias(detail::dot_float(p.x + r * p.k, wrow, p.k), p.bias, c);
   }
   return Error::Ok;
 }
 
-// act_mode 1: column c of y from weight row q (k integer values).
+// act_mode 1: column c of y from weight row q (k values).
 template <typename W>
 void column_per_token(const Problem& p, const QuantizedX& a, int64_t c, const W* q) {
   const int64_t g = p.w.group_size, groups = p.w.groups;
   const float* s = p.w.scales + c * groups;
   const float* mins = p.w.mins != nullptr ? p.w.mins + c * groups : nullptr;
   for (int64_t r = 0; r < p.m; ++r) {
-    const int8_t* xr = a.xq + r * p.k;
+    const int16_t* xr = a.xq + r * p.k;
     double acc = 0;
     for (int64_t j = 0; j < groups; ++j) {
       double t = static_cast<double>(detail::dot_int8_long(xr + j * g, q + j * g, g)) * s[j];
@@ -69,14 +72,14 @@ void column_per_token(const Problem& p, const QuantizedX& a, int64_t c, const W*
   }
 }
 
-// act_mode 2: column c of y from weight row q (k integer values).
+// act_mode 2: column c of y from weight row q (k values).
 template <typename W>
 void column_per_block(const Problem& p, const QuantizedX& a, int64_t c, const W* q) {
   const int64_t blocks = p.k / kBlock, per_group = p.w.group_size / kBlock;
   const float* s = p.w.scales + c * p.w.groups;
   const float* mins = p.w.mins != nullptr ? p.w.mins + c * p.w.groups : nullptr;
   for (int64_t r = 0; r < p.m; ++r) {
-    const int8_t* xr = a.xq + r * p.k;
+    const int16_t* xr = a.xq + r * p.k;
     const float* sx = a.scales + r * blocks;
     double acc = 0;
     for (int64_t b = 0; b < blocks; ++b) {
@@ -87,14 +90,6 @@ void column_per_block(const Problem& p, const QuantizedX& a, int64_t c, const W*
     }
     p.y[r * p.n + c] = add_bias(static_cast<float>(acc), p.bias, c);
   }
-}
-
-template <typename W>
-void column_int8(const Problem& p, const QuantizedX& a, int64_t c, const W* q) {
-  if (p.act_mode == 1)
-    column_per_token(p, a, c, q);
-  else
-    column_per_block(p, a, c, q);
 }
 
 Error quantize_x(KernelContext& ctx, const Problem& p, QuantizedX* a) {
@@ -109,13 +104,21 @@ Error quantize_x(KernelContext& ctx, const Problem& p, QuantizedX* a) {
   detail::quantize_activations(p.x, p.m, p.k, a->scale_cols, a->xq, a->scales);
   if (a->sums != nullptr)
     for (int64_t i = 0; i < p.m * (p.k / a->sum_cols); ++i)
-      a->sums[i] = detail::sum_int8(a->xq + i * a->sum_cols, a->sum_cols);
+      a->sums[i] = detail::sum_int16(a->xq + i * a->sum_cols, a->sum_cols);
   return Error::Ok;
+}
+
+template <typename W>
+void column_int8(const Problem& p, const QuantizedX& a, int64_t c, const W* q) {
+  if (p.act_mode == 1)
+    column_per_token(p, a, c, q);
+  else
+    column_per_block(p, a, c, q);
 }
 
 Error linear_int8(KernelContext& ctx, const Problem& p) {
   QuantizedX a;
-  int8_t* qrow = nullptr;  // (k) unpacked 4-bit row
+  int8_t* qrow = nullptr;  // (k) an unpacked 4-bit row
   Error e = quantize_x(ctx, p, &a);
   if (e == Error::Ok && p.w.bits == 4) e = detail::temp_array(ctx, kOp, "an unpacked weight row", p.k, &qrow);
   if (e != Error::Ok) return e;

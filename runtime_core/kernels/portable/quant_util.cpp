@@ -83,48 +83,53 @@ Error read_quant_weight(KernelContext& ctx, const char* op, const Tensor& qweigh
   return Error::Ok;
 }
 
-void unpack_row_4bit(const QuantWeight& w, int64_t r, int8_t* out) {
-  const uint8_t* p = w.row(r);
+void unpack_row_4bit(const QuantWeight& w, int64_t r, int8_t* __restrict out) {
+  const uint8_t* __restrict p = w.row(r);
+  const int64_t n = w.row_bytes;  // a local: out (a char type) could alias w's fields
   const int offset = w.symmetric() ? 8 : 0;
-  for (int64_t j = 0; j < w.row_bytes; ++j) {
+  for (int64_t j = 0; j < n; ++j) {
     out[2 * j] = static_cast<int8_t>((p[j] & 0x0F) - offset);
     out[2 * j + 1] = static_cast<int8_t>((p[j] >> 4) - offset);
   }
 }
 
-POCKET_NO_FP_CONTRACT void dequantize_row(const QuantWeight& w, int64_t r, float* out) {
+namespace {
+
+template <typename W>
+POCKET_NO_FP_CONTRACT void scale_row(const W* __restrict q, const float* scales, const float* mins,
+                                     int64_t groups, int64_t g, float* __restrict out) {
   POCKET_NO_FP_CONTRACT_BODY
-  const int64_t g = w.group_size;
-  const uint8_t* p = w.row(r);
-  const int8_t* p8 = reinterpret_cast<const int8_t*>(p);
-  const int offset = w.symmetric() ? 8 : 0;
-  for (int64_t j = 0; j < w.groups; ++j) {
-    float* o = out + j * g;
-    const float s = w.scales[r * w.groups + j];
-    if (w.bits == 4) {
-      const uint8_t* b = p + j * (g / 2);
-      for (int64_t i = 0; i < g / 2; ++i) {
-        o[2 * i] = static_cast<float>((b[i] & 0x0F) - offset) * s;
-        o[2 * i + 1] = static_cast<float>((b[i] >> 4) - offset) * s;
-      }
-    } else if (w.symmetric()) {
-      for (int64_t c = 0; c < g; ++c) o[c] = static_cast<float>(p8[j * g + c]) * s;
-    } else {
-      for (int64_t c = 0; c < g; ++c) o[c] = static_cast<float>(p[j * g + c]) * s;
-    }
-    if (w.mins == nullptr) continue;
-    const float m = w.mins[r * w.groups + j];
-    for (int64_t c = 0; c < g; ++c) o[c] += m;
+  for (int64_t j = 0; j < groups; ++j) {
+    const float s = scales[j];
+    for (int64_t c = j * g; c < (j + 1) * g; ++c) out[c] = static_cast<float>(q[c]) * s;
+    if (mins == nullptr) continue;
+    const float m = mins[j];
+    for (int64_t c = j * g; c < (j + 1) * g; ++c) out[c] += m;
   }
 }
 
-POCKET_NO_FP_CONTRACT void quantize_activations(const float* x, int64_t rows, int64_t cols,
-                                                int64_t block, int8_t* xq, float* scales) {
+}  // namespace
+
+void dequantize_row(const QuantWeight& w, int64_t r, int8_t* scratch, float* out) {
+  const float* scales = w.scales + r * w.groups;
+  const float* mins = w.mins != nullptr ? w.mins + r * w.groups : nullptr;
+  if (w.bits == 4) {
+    unpack_row_4bit(w, r, scratch);
+    scale_row<int8_t>(scratch, scales, mins, w.groups, w.group_size, out);
+  } else if (w.symmetric()) {
+    scale_row(reinterpret_cast<const int8_t*>(w.row(r)), scales, mins, w.groups, w.group_size, out);
+  } else {
+    scale_row(w.row(r), scales, mins, w.groups, w.group_size, out);
+  }
+}
+
+POCKET_NO_FP_CONTRACT void quantize_activations(const float* __restrict x, int64_t rows, int64_t cols,
+                                                int64_t block, int16_t* __restrict xq, float* scales) {
   POCKET_NO_FP_CONTRACT_BODY
   const int64_t blocks = rows * (cols / block);
   for (int64_t b = 0; b < blocks; ++b) {
     const float* xb = x + b * block;
-    int8_t* qb = xq + b * block;
+    int16_t* qb = xq + b * block;
     float amax = 0;
     for (int64_t i = 0; i < block; ++i) {
       float a = xb[i] < 0 ? -xb[i] : xb[i];
@@ -133,10 +138,8 @@ POCKET_NO_FP_CONTRACT void quantize_activations(const float* x, int64_t rows, in
     const float scale = amax / 127.0f;
     const float inv = scale > 0 ? 1.0f / scale : 0.0f;
     scales[b] = scale;
-    for (int64_t i = 0; i < block; ++i) {
-      float v = clamp_float(xb[i] * inv, -127.0f, 127.0f);
-      qb[i] = static_cast<int8_t>(round_half_even_small(v));
-    }
+    for (int64_t i = 0; i < block; ++i)
+      qb[i] = static_cast<int16_t>(round_half_even_small(clamp_float(xb[i] * inv, -127.0f, 127.0f)));
   }
 }
 

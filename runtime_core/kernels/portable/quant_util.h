@@ -36,20 +36,23 @@ Error read_quant_weight(KernelContext& ctx, const char* op, const Tensor& qweigh
                         const Tensor& scales, const Tensor* mins, int64_t bits, int64_t group_size,
                         int64_t cols, QuantWeight* w);
 
-// Row r of w as floats: out[c] = q * scale (+ min), each operation rounded to float32 as
-// torch's separate mul and add are (never fused into an FMA), so results are bit-exact.
-void dequantize_row(const QuantWeight& w, int64_t r, float* out);
-
-// Row r of a 4-bit w as integer values (symmetric [-8, 7], asymmetric [0, 15]).
+// Row r of a 4-bit w as integer values (symmetric [-8, 7], asymmetric [0, 15]). 8-bit rows
+// need no unpacking: w.row(r) are the values (int8 symmetric, uint8 asymmetric).
 void unpack_row_4bit(const QuantWeight& w, int64_t r, int8_t* out);
 
-// Quantizes `rows` rows of x (rows, cols) to int8 in blocks of `block` columns (block divides
-// cols), as exporter/quant/ops.py quantize_activations does in float32:
+// Row r of w as floats: out[c] = q * scale (+ min), each operation rounded to float32 as
+// torch's separate mul and add are (never fused into an FMA), so results are bit-exact.
+// `scratch` holds w.cols bytes.
+void dequantize_row(const QuantWeight& w, int64_t r, int8_t* scratch, float* out);
+
+// Quantizes `rows` rows of x (rows, cols) to int8 values (stored as int16) in blocks of
+// `block` columns (block divides cols), as exporter/quant/ops.py quantize_activations does
+// in float32:
 //   scale = amax|x_block| / 127, inv = scale > 0 ? 1 / scale : 0,
 //   xq = clamp(round_half_even(x * inv), -127, 127)
 // scales gets rows * (cols / block) values. A NaN in x quantizes to -127 (the reference
 // would propagate it).
-void quantize_activations(const float* x, int64_t rows, int64_t cols, int64_t block, int8_t* xq,
+void quantize_activations(const float* x, int64_t rows, int64_t cols, int64_t block, int16_t* xq,
                           float* scales);
 
 // Rounds v to the nearest integer, ties to even (torch.round), for |v| <= 2^22: adding and
@@ -63,27 +66,29 @@ inline float round_half_even_small(float v) {
 // Clamps v to [lo, hi]; NaN gives lo. Written with comparisons so it vectorizes.
 inline float clamp_float(float v, float lo, float hi) { return v > lo ? (v < hi ? v : hi) : lo; }
 
-// sum a[i] * b[i] over n <= kMaxDot8 terms; b is int8 or uint8. |a| <= 127 and |b| <= 255
-// keep the int32 sum exact. Plain loop: the compiler vectorizes it (int16/int32 lanes).
-constexpr int64_t kMaxDot8 = int64_t(1) << 16;  // 65536 * 127 * 255 < 2^31
+// sum x[i] * q[i] over n <= kMaxDot terms: int8 activations (held as int16, |x| <= 127) times
+// weight values (int8, or uint8 <= 255), exact in int32. Plain loops the compiler vectorizes
+// (SSE2 pmaddwd, NEON smlal); int16 activations and int8 weights measured fastest of the
+// int8/int16 combinations on SSE2.
+constexpr int64_t kMaxDot = int64_t(1) << 16;  // 65536 * 127 * 255 < 2^31
 template <typename W>
-inline int32_t dot_int8(const int8_t* a, const W* b, int64_t n) {
+inline int32_t dot_int8(const int16_t* x, const W* q, int64_t n) {
   int32_t sum = 0;
-  for (int64_t i = 0; i < n; ++i) sum += int32_t(a[i]) * int32_t(b[i]);
+  for (int64_t i = 0; i < n; ++i) sum += int32_t(x[i]) * int32_t(q[i]);
   return sum;
 }
 
 // Same for any n, exact in int64.
 template <typename W>
-inline int64_t dot_int8_long(const int8_t* a, const W* b, int64_t n) {
+inline int64_t dot_int8_long(const int16_t* x, const W* q, int64_t n) {
+  if (n <= kMaxDot) return dot_int8(x, q, n);
   int64_t sum = 0;
-  for (int64_t i = 0; i < n; i += kMaxDot8)
-    sum += dot_int8(a + i, b + i, n - i < kMaxDot8 ? n - i : kMaxDot8);
+  for (int64_t i = 0; i < n; i += kMaxDot) sum += dot_int8(x + i, q + i, n - i < kMaxDot ? n - i : kMaxDot);
   return sum;
 }
 
-// sum a[i] over n int8 values.
-inline int32_t sum_int8(const int8_t* a, int64_t n) {
+// sum a[i] over n values.
+inline int32_t sum_int16(const int16_t* a, int64_t n) {
   int32_t sum = 0;
   for (int64_t i = 0; i < n; ++i) sum += a[i];
   return sum;
