@@ -17,7 +17,7 @@ for f in "$root"/bindings/python/pocket/*; do
 done
 mkdir -p "$pkg/llm"  # pocket.llm joins two folders: the run side and the model code
 for f in "$root"/bindings/python/pocket/llm/*; do ln -sfn "$f" "$pkg/llm/$(basename "$f")"; done
-ln -sfn "$root/llm_runner/python" "$pkg/llm/models"
+ln -sfn "$root/llm_runner/models" "$pkg/llm/models"
 ln -sfn "$root/exporter" "$pkg/exporter"
 ln -sfn "$root/schema/generated/python/pocket/fb" "$pkg/fb"
 ln -sfn "$build"/_native*.so "$pkg/"

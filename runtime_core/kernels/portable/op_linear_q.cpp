@@ -8,8 +8,8 @@
 //               scale * Σ xq·q + min * Σ xq with exact integer sums; the sum over groups,
 //               times the row's scale, is taken in double as the reference does.
 //   act_mode 2: same with one activation scale per block of 32 columns (group_size % 32 == 0).
-// Rows of x are quantized once per call; weight rows are the outer loop, so each is unpacked
-// once for all M rows of x (prefill).
+// Rows of x are quantized once per call; blocks of 8 weight rows are the outer loop, so each
+// row is unpacked once for all M rows of x (prefill).
 #include "quant_util.h"
 
 namespace pocket {
@@ -18,6 +18,9 @@ namespace {
 
 constexpr const char* kOp = "linear_q";
 constexpr int64_t kBlock = 32;  // columns per activation scale in act_mode 2
+// Weight rows unpacked together: each row of x is then read once per kRows weight rows,
+// which keeps long prefills (many rows of x) from streaming x through the cache per row.
+constexpr int64_t kRows = 8;
 
 struct Problem {
   detail::QuantWeight w;  // (n, k)
@@ -41,55 +44,63 @@ struct QuantizedX {
 inline float add_bias(float v, const float* bias, int64_t c) { return bias != nullptr ? v + bias[c] : v; }
 
 Error linear_fp32(KernelContext& ctx, const Problem& p) {
-  float* wrow = nullptr;   // (k)
-  int8_t* qrow = nullptr;  // (k)
-  Error e = detail::temp_array(ctx, kOp, "a dequantized weight row", p.k, &wrow);
+  float* wrows = nullptr;  // (kRows, k) dequantized
+  int8_t* qrow = nullptr;  // (k) scratch
+  Error e = detail::temp_array(ctx, kOp, "dequantized weight rows", kRows * p.k, &wrows);
   if (e == Error::Ok) e = detail::temp_array(ctx, kOp, "an unpacked weight row", p.k, &qrow);
   if (e != Error::Ok) return e;
-  for (int64_t c = 0; c < p.n; ++c) {
-    detail::dequantize_row(p.w, c, qrow, wrow);
+  for (int64_t c0 = 0; c0 < p.n; c0 += kRows) {
+    const int64_t rows = p.n - c0 < kRows ? p.n - c0 : kRows;
+    for (int64_t i = 0; i < rows; ++i) detail::dequantize_row(p.w, c0 + i, qrow, wrows + i * p.k);
     for (int64_t r = 0; r < p.m; ++r)
-      p.y[r * p.n + c] = add_bias(detail::dot_float(p.x + r * p.k, wrow, p.k), p.bias, c);
+      for (int64_t i = 0; i < rows; ++i)
+        p.y[r * p.n + c0 + i] = add_bias(detail::dot_float(p.x + r * p.k, wrows + i * p.k, p.k), p.bias, c0 + i);
   }
   return Error::Ok;
 }
 
-// act_mode 1: column c of y from weight row q (k values).
+// act_mode 1: y[r, c] (before the bias) from weight row q (k values).
 template <typename W>
-void column_per_token(const Problem& p, const QuantizedX& a, int64_t c, const W* q) {
+float per_token(const Problem& p, const QuantizedX& a, int64_t r, int64_t c, const W* q) {
   const int64_t g = p.w.group_size, groups = p.w.groups;
   const float* s = p.w.scales + c * groups;
   const float* mins = p.w.mins != nullptr ? p.w.mins + c * groups : nullptr;
-  for (int64_t r = 0; r < p.m; ++r) {
-    const int16_t* xr = a.xq + r * p.k;
-    double acc = 0;
-    for (int64_t j = 0; j < groups; ++j) {
-      double t = static_cast<double>(detail::dot_int8_long(xr + j * g, q + j * g, g)) * s[j];
-      if (mins != nullptr) t += static_cast<double>(a.sums[r * groups + j]) * mins[j];
-      acc += t;
-    }
-    p.y[r * p.n + c] = add_bias(static_cast<float>(acc * a.scales[r]), p.bias, c);
+  const int16_t* xr = a.xq + r * p.k;
+  double acc = 0;
+  for (int64_t j = 0; j < groups; ++j) {
+    double t = static_cast<double>(detail::dot_int8_long(xr + j * g, q + j * g, g)) * s[j];
+    if (mins != nullptr) t += static_cast<double>(a.sums[r * groups + j]) * mins[j];
+    acc += t;
   }
+  return static_cast<float>(acc * a.scales[r]);
 }
 
-// act_mode 2: column c of y from weight row q (k values).
+// act_mode 2: y[r, c] (before the bias) from weight row q (k values).
 template <typename W>
-void column_per_block(const Problem& p, const QuantizedX& a, int64_t c, const W* q) {
+float per_block(const Problem& p, const QuantizedX& a, int64_t r, int64_t c, const W* q) {
   const int64_t blocks = p.k / kBlock, per_group = p.w.group_size / kBlock;
   const float* s = p.w.scales + c * p.w.groups;
   const float* mins = p.w.mins != nullptr ? p.w.mins + c * p.w.groups : nullptr;
-  for (int64_t r = 0; r < p.m; ++r) {
-    const int16_t* xr = a.xq + r * p.k;
-    const float* sx = a.scales + r * blocks;
-    double acc = 0;
-    for (int64_t b = 0; b < blocks; ++b) {
-      const int64_t j = b / per_group;
-      double t = static_cast<double>(detail::dot_int8(xr + b * kBlock, q + b * kBlock, kBlock)) * s[j];
-      if (mins != nullptr) t += static_cast<double>(a.sums[r * blocks + b]) * mins[j];
-      acc += t * sx[b];
-    }
-    p.y[r * p.n + c] = add_bias(static_cast<float>(acc), p.bias, c);
+  const int16_t* xr = a.xq + r * p.k;
+  const float* sx = a.scales + r * blocks;
+  double acc = 0;
+  for (int64_t b = 0; b < blocks; ++b) {
+    const int64_t j = b / per_group;
+    double t = static_cast<double>(detail::dot_int8(xr + b * kBlock, q + b * kBlock, kBlock)) * s[j];
+    if (mins != nullptr) t += static_cast<double>(a.sums[r * blocks + b]) * mins[j];
+    acc += t * sx[b];
   }
+  return static_cast<float>(acc);
+}
+
+// y[:, c0 : c0 + rows] from weight rows q[0 .. rows).
+template <typename W>
+void columns_int8(const Problem& p, const QuantizedX& a, int64_t c0, int64_t rows, const W* const* q) {
+  for (int64_t r = 0; r < p.m; ++r)
+    for (int64_t i = 0; i < rows; ++i) {
+      float v = p.act_mode == 1 ? per_token(p, a, r, c0 + i, q[i]) : per_block(p, a, r, c0 + i, q[i]);
+      p.y[r * p.n + c0 + i] = add_bias(v, p.bias, c0 + i);
+    }
 }
 
 Error quantize_x(KernelContext& ctx, const Problem& p, QuantizedX* a) {
@@ -108,29 +119,25 @@ Error quantize_x(KernelContext& ctx, const Problem& p, QuantizedX* a) {
   return Error::Ok;
 }
 
-template <typename W>
-void column_int8(const Problem& p, const QuantizedX& a, int64_t c, const W* q) {
-  if (p.act_mode == 1)
-    column_per_token(p, a, c, q);
-  else
-    column_per_block(p, a, c, q);
-}
-
 Error linear_int8(KernelContext& ctx, const Problem& p) {
   QuantizedX a;
-  int8_t* qrow = nullptr;  // (k) an unpacked 4-bit row
+  int8_t* unpacked = nullptr;  // (kRows, k) 4-bit rows as int8
   Error e = quantize_x(ctx, p, &a);
-  if (e == Error::Ok && p.w.bits == 4) e = detail::temp_array(ctx, kOp, "an unpacked weight row", p.k, &qrow);
+  if (e == Error::Ok && p.w.bits == 4) e = detail::temp_array(ctx, kOp, "unpacked weight rows", kRows * p.k, &unpacked);
   if (e != Error::Ok) return e;
-  for (int64_t c = 0; c < p.n; ++c) {
-    if (p.w.bits == 4) {
-      detail::unpack_row_4bit(p.w, c, qrow);
-      column_int8<int8_t>(p, a, c, qrow);
-    } else if (p.w.symmetric()) {
-      column_int8(p, a, c, reinterpret_cast<const int8_t*>(p.w.row(c)));
-    } else {
-      column_int8(p, a, c, p.w.row(c));
+  for (int64_t c0 = 0; c0 < p.n; c0 += kRows) {
+    const int64_t rows = p.n - c0 < kRows ? p.n - c0 : kRows;
+    const int8_t* q8[kRows];
+    const uint8_t* u8[kRows];
+    for (int64_t i = 0; i < rows; ++i) {
+      if (p.w.bits == 4) detail::unpack_row_4bit(p.w, c0 + i, unpacked + i * p.k);
+      q8[i] = p.w.bits == 4 ? unpacked + i * p.k : reinterpret_cast<const int8_t*>(p.w.row(c0 + i));
+      u8[i] = p.w.row(c0 + i);
     }
+    if (p.w.bits == 8 && !p.w.symmetric())
+      columns_int8(p, a, c0, rows, u8);
+    else
+      columns_int8(p, a, c0, rows, q8);
   }
   return Error::Ok;
 }
