@@ -29,6 +29,13 @@ Error Module::load_buffer(const void* bytes, size_t size, std::unique_ptr<Module
   return Error::Ok;
 }
 
+void Module::set_num_threads(int n) {
+  if (n <= 0) n = default_num_threads();
+  if (n == num_threads()) return;
+  pool_.reset(n > 1 ? new WorkerPool(n) : nullptr);
+  for (auto& m : methods_) m.second->method.set_thread_pool(pool_.get());
+}
+
 Error Module::init(std::unique_ptr<FileData> data, std::string* message) {
   Diag diag;
   Error e = Program::load(data->data(), data->size(), &program_, diag);
@@ -47,6 +54,7 @@ Error Module::init(std::unique_ptr<FileData> data, std::string* message) {
     }
   }
   reset_buffers();
+  set_num_threads(0);
   return Error::Ok;
 }
 
@@ -65,7 +73,8 @@ Error Module::method(const std::string& name, Method** out, std::string* message
   memory.allocator = &lm->memory;
   memory.temp = &lm->temp;
   memory.buffers = {buffers_.get(), program_.num_buffers()};
-  memory.kernels = portable_kernels();
+  memory.kernels = best_kernels();
+  memory.threads = pool_.get();
   Diag diag;
   Error e = Method::load(program_, name.c_str(), memory, &lm->method, diag);
   if (e != Error::Ok) {

@@ -17,6 +17,7 @@
 
 #include "file_data.h"
 #include "heap_allocator.h"
+#include "thread_pool.h"
 #include "pocket/method.h"
 #include "pocket/program.h"
 
@@ -40,8 +41,9 @@ class Module {
   Error execute(const std::string& name, const Tensor* inputs, size_t n_inputs, Method** out,
                 std::string* message);
 
-  void set_num_threads(int n) { num_threads_ = n; }
-  int num_threads() const { return num_threads_; }
+  // Threads the kernels use: n >= 1, or 0 for default_num_threads() (the performance cores).
+  void set_num_threads(int n);
+  int num_threads() const { return pool_ ? pool_->num_threads() : 1; }
 
   // Restores every mutable buffer to its initial value (e.g. clears a KV cache).
   void reset_buffers();
@@ -60,7 +62,7 @@ class Module {
   HeapAllocator buffer_memory_;
   std::unique_ptr<void*[]> buffers_;
   std::map<std::string, std::unique_ptr<LoadedMethod>> methods_;
-  int num_threads_ = 1;
+  std::unique_ptr<ThreadPool> pool_;  // null: the calling thread only
 };
 
 }  // namespace pocket

@@ -26,7 +26,18 @@
 
 namespace pocket {
 
-class ThreadPool;
+// Threads the kernels may split work over. The core starts no threads: the extension layer
+// implements this (a pool of workers) and hands it to methods; without one, kernels run on
+// the calling thread.
+class ThreadPool {
+ public:
+  virtual ~ThreadPool() = default;
+  // Threads taking part in run(), the caller included.
+  virtual int num_threads() const = 0;
+  // Calls fn(arg, i) for every i in [0, n), spread over the pool and the calling thread;
+  // returns when all calls are done. Calls must not allocate temp memory (allocate before).
+  virtual void run(size_t n, void (*fn)(void* arg, size_t i), void* arg) = 0;
+};
 
 // Memory source for a method's tables, arenas and kernel scratch space.
 class MemoryAllocator {
@@ -64,8 +75,34 @@ struct KernelContext {
       __attribute__((format(printf, 3, 4)))
 #endif
       ;
-  // Scratch memory valid until the kernel returns; nullptr when none is available.
+  // Scratch memory valid until the kernel returns; nullptr when none is available. Not
+  // thread-safe: allocate before parallel_for.
   void* allocate_temp(size_t size, size_t alignment = 64);
+
+  int num_threads() const { return threads == nullptr ? 1 : threads->num_threads(); }
+
+  // Runs f(begin, end) over [0, n) in chunks of at least `grain` items, in parallel when a
+  // pool is present. f must be safe to call concurrently on disjoint ranges.
+  template <typename F>
+  void parallel_for(int64_t n, int64_t grain, F&& f) {
+    const int64_t t = num_threads();
+    int64_t chunks = grain > 0 ? (n + grain - 1) / grain : n;
+    chunks = chunks < t ? chunks : t;
+    if (chunks <= 1) {
+      if (n > 0) f(int64_t(0), n);
+      return;
+    }
+    struct Job {
+      F* f;
+      int64_t n, chunks;
+    } job{&f, n, chunks};
+    threads->run(static_cast<size_t>(chunks), [](void* arg, size_t i) {
+      Job* j = static_cast<Job*>(arg);
+      const int64_t begin = j->n * static_cast<int64_t>(i) / j->chunks;
+      const int64_t end = j->n * static_cast<int64_t>(i + 1) / j->chunks;
+      if (begin < end) (*j->f)(begin, end);
+    }, &job);
+  }
 };
 
 using KernelFn = Error (*)(KernelContext& ctx, Value** args);
@@ -78,6 +115,11 @@ struct KernelEntry {
 
 // The portable kernels, sorted by name. Generated from runtime_core/kernels/tables/*.txt.
 Span<const KernelEntry> portable_kernels();
+
+// The portable table with each op replaced by its fastest kernel for this CPU (features
+// detected at run time; POCKET_KERNELS=portable in the environment turns that off).
+// Same names and order as portable_kernels(). Built once; static storage.
+Span<const KernelEntry> best_kernels();
 
 // Looks `name` ("aten::add") and `overload` ("Tensor", or "" / "default") up in `table`.
 const KernelEntry* find_kernel(Span<const KernelEntry> table, const char* name,

@@ -74,6 +74,9 @@ class Method {
   Error execute();
   const Value& output(size_t i) const { return values_[outputs_[i]]; }
 
+  // Threads for the kernels from the next execute() on (nullptr: the calling thread only).
+  void set_thread_pool(ThreadPool* pool) { threads_ = pool; }
+
   // Message of the last failed set_input/execute.
   const char* error_message() const { return diag_.message; }
 

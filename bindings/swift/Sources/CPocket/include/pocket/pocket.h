@@ -1,0 +1,1 @@
+../../../../../../runtime_core/include/pocket/pocket.h

@@ -1,0 +1,1 @@
+../../../../../../llm_runner/include/pocket/pocket_llm.h

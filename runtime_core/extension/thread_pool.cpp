@@ -1,0 +1,91 @@
+#include "thread_pool.h"
+
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <string>
+
+namespace pocket {
+
+WorkerPool::WorkerPool(int num_threads) {
+  for (int i = 1; i < num_threads; ++i) workers_.emplace_back([this] { work_loop(); });
+}
+
+WorkerPool::~WorkerPool() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stopping_ = true;
+    generation_.fetch_add(1);
+  }
+  wake_.notify_all();
+  for (std::thread& t : workers_) t.join();
+}
+
+// Takes tasks of the current job until none is left.
+void WorkerPool::drain() {
+  for (size_t i = next_.fetch_add(1); i < n_; i = next_.fetch_add(1)) {
+    fn_(arg_, i);
+    done_.fetch_add(1, std::memory_order_release);
+  }
+}
+
+void WorkerPool::run(size_t n, void (*fn)(void*, size_t), void* arg) {
+  if (workers_.empty() || n <= 1) {
+    for (size_t i = 0; i < n; ++i) fn(arg, i);
+    return;
+  }
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    n_ = n;
+    fn_ = fn;
+    arg_ = arg;
+    next_ = 0;
+    done_ = 0;
+    generation_.fetch_add(1, std::memory_order_release);
+  }
+  wake_.notify_all();
+  drain();
+  while (done_.load(std::memory_order_acquire) < n) std::this_thread::yield();
+}
+
+void WorkerPool::work_loop() {
+  uint64_t seen = 0;
+  while (true) {
+    // Spin for a short while: the next job usually comes within microseconds.
+    auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(200);
+    while (generation_.load(std::memory_order_acquire) == seen && std::chrono::steady_clock::now() < until)
+      std::this_thread::yield();
+    {
+      std::unique_lock<std::mutex> lock(mutex_);
+      wake_.wait(lock, [&] { return generation_.load() != seen; });
+      seen = generation_.load();
+      if (stopping_) return;
+    }
+    drain();
+  }
+}
+
+int default_num_threads() {
+  int n = static_cast<int>(std::thread::hardware_concurrency());
+  if (n <= 0) return 1;
+#if defined(__linux__)
+  // Big cores have the highest maximum frequency; little cores would slow every parallel op.
+  long best = 0;
+  int fastest = 0;
+  for (int cpu = 0; cpu < n; ++cpu) {
+    std::ifstream f("/sys/devices/system/cpu/cpu" + std::to_string(cpu) + "/cpufreq/cpuinfo_max_freq");
+    long khz = 0;
+    if (!(f >> khz)) return n;  // no cpufreq: count every core
+    if (khz > best) {
+      best = khz;
+      fastest = 0;
+    }
+    if (khz == best) ++fastest;
+  }
+  return fastest > 0 ? fastest : n;
+#else
+  return n;
+#endif
+}
+
+}  // namespace pocket

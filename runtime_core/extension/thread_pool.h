@@ -1,0 +1,46 @@
+// WorkerPool: the ThreadPool the extension layer gives to methods. Workers spin briefly
+// between jobs (an LLM's decode step runs hundreds of short parallel kernels) and then sleep.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "pocket/kernel.h"
+
+namespace pocket {
+
+class WorkerPool final : public ThreadPool {
+ public:
+  // `num_threads` counts the calling thread: 2 starts one worker.
+  explicit WorkerPool(int num_threads);
+  ~WorkerPool() override;
+  WorkerPool(const WorkerPool&) = delete;
+  WorkerPool& operator=(const WorkerPool&) = delete;
+
+  int num_threads() const override { return static_cast<int>(workers_.size()) + 1; }
+  void run(size_t n, void (*fn)(void*, size_t), void* arg) override;
+
+ private:
+  void work_loop();
+  void drain();
+
+  std::vector<std::thread> workers_;
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  std::atomic<uint64_t> generation_{0};
+  std::atomic<size_t> next_{0};
+  std::atomic<size_t> done_{0};
+  std::atomic<bool> stopping_{false};
+  size_t n_ = 0;
+  void (*fn_)(void*, size_t) = nullptr;
+  void* arg_ = nullptr;
+};
+
+// The default thread count: the performance cores (on Linux, the cores with the highest
+// maximum frequency; elsewhere all of them), at least 1.
+int default_num_threads();
+
+}  // namespace pocket
