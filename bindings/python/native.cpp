@@ -189,6 +189,7 @@ class PyModule {
     module_->set_num_threads(n);
   }
   void reset_buffers() { module_->reset_buffers(); }
+  int num_threads() const { return module_->num_threads(); }
 
  private:
   std::unique_ptr<pocket::Module> module_;
@@ -361,6 +362,7 @@ PYBIND11_MODULE(_native, m) {
       .def("method_info", &PyModule::method_info)
       .def("run", &PyModule::run)
       .def("set_num_threads", &PyModule::set_num_threads)
+      .def_property_readonly("num_threads", &PyModule::num_threads)
       .def("reset_buffers", &PyModule::reset_buffers);
   m.def("run_kernel", &run_kernel, py::arg("name"), py::arg("inputs"), py::arg("outputs"),
         "Runs one portable kernel; outputs are preallocated arrays (their size is the capacity).");

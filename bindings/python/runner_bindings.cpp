@@ -123,6 +123,11 @@ void bind_runner(py::module_& m) {
       .def("next", &PyRunner::next)
       .def("format_chat", [](PyRunner& r, const std::string& user) { return r.get().format_chat_turn(user); })
       .def("reset", [](PyRunner& r) { r.get().reset(); })
+      .def("set_num_threads", [](PyRunner& r, int n) {
+        if (n < 0) raise_pocket_error(Error::InvalidArgument, "num_threads must be >= 0");
+        r.get().module().set_num_threads(n);
+      })
+      .def_property_readonly("num_threads", [](PyRunner& r) { return r.get().module().num_threads(); })
       .def("embedded_tokenizer", [](PyRunner& r) {
         pocket::Span<const uint8_t> t = r.get().module().program().tokenizer();
         return py::bytes(reinterpret_cast<const char*>(t.data), t.size);

@@ -66,6 +66,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--raw", action="store_true", help="no chat template: continue the text as given")
     p.add_argument("--stats", action="store_true", help="print speed after each reply")
+    p.add_argument("--threads", type=int, default=0, help="kernel threads (0 = the performance cores)")
     p.set_defaults(run=_chat)
 
     p = sub.add_parser("inspect", help="show methods, inputs/outputs, ops, memory and metadata")
@@ -169,7 +170,7 @@ def _llm_export(args) -> int:
 def _chat(args) -> int:
     from pocket.llm import Runner
 
-    runner = Runner(args.model, args.tokenizer)
+    runner = Runner(args.model, args.tokenizer, num_threads=args.threads)
     sampling = dict(temperature=args.temperature, top_p=args.top_p, top_k=args.top_k, min_p=args.min_p,
                     repetition_penalty=args.repetition_penalty, seed=args.seed)
     chat = runner.chat(system=args.system)

@@ -77,8 +77,12 @@ class Module:
             raise PocketError(2, "INVALID_PROGRAM", f"method '{method}': malformed output_spec metadata ({e})") from e
 
     def set_num_threads(self, n: int) -> None:
-        """Threads kernels may use (0 = default)."""
+        """Threads kernels may use; 0 = the default (the performance cores)."""
         self._native.set_num_threads(n)
+
+    @property
+    def num_threads(self) -> int:
+        return self._native.num_threads
 
     def reset_buffers(self) -> None:
         """Restores mutable buffers (e.g. a KV cache) to their initial values."""

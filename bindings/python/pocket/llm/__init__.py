@@ -31,13 +31,16 @@ class Runner:
         model: the .pocket file (from `pocket llm export`).
         tokenizer: tokenizer.json, a tiktoken file or a llama2.c tokenizer.bin; None uses the
             tokenizer embedded in the program.
+        num_threads: threads for the kernels; 0 = the performance cores.
     Raises:
         PocketError: a missing or malformed file, a program that is not an LLM, a tokenizer
             that does not fit the model's vocabulary.
     """
 
-    def __init__(self, model: str | os.PathLike, tokenizer: str | os.PathLike | None = None):
+    def __init__(self, model: str | os.PathLike, tokenizer: str | os.PathLike | None = None,
+                 num_threads: int = 0):
         self._native = _native.Runner(os.fspath(model), os.fspath(tokenizer) if tokenizer else "")
+        self._native.set_num_threads(num_threads)
         # The C++ tokenizer, for encode()/decode() from Python.
         if tokenizer:
             self.tokenizer = _native.Tokenizer.from_file(os.fspath(tokenizer))
@@ -80,6 +83,14 @@ class Runner:
     def reset(self) -> None:
         """Forgets the conversation in the cache."""
         self._native.reset()
+
+    def set_num_threads(self, n: int) -> None:
+        """Threads the kernels use; 0 = the default (the performance cores)."""
+        self._native.set_num_threads(n)
+
+    @property
+    def num_threads(self) -> int:
+        return self._native.num_threads
 
     def stop(self) -> None:
         """Ends a running generation after the current token (safe from another thread)."""

@@ -1,0 +1,301 @@
+// TextRunner: the LLM runner of pocket_llm.h (tokenizer, sampler, KV cache) for a program
+// exported by `pocket llm export`. Text streams to a closure or through an AsyncThrowingStream.
+import CPocket
+import Foundation
+
+/// Generates text with a chat model.
+///
+///     let runner = try TextRunner(modelPath: "smol.pocket", tokenizerPath: "tokenizer.json")
+///     try runner.generate("Hello", config: .init(maxNewTokens: 64)) { piece in print(piece, terminator: "") }
+///     print(runner.stats)
+///
+///     for try await piece in runner.stream("Once upon a time") { print(piece, terminator: "") }
+///
+/// Calls are serialized: a second generation started from another thread waits for the
+/// running one. `stop()` is the exception: any thread may call it to end the running
+/// generation after its current token. The piece closure runs on the generating thread; it
+/// may read the runner (stats, position, encode/decode) and call `stop()` or `reset()`, but a
+/// generation started from inside it throws `.invalidArgument`.
+public final class TextRunner: @unchecked Sendable {
+  private let handle: OpaquePointer
+  private let lock = NSRecursiveLock()  // recursive: the piece closure may read the runner
+  private var generating = false
+  private var resetAfterGeneration = false
+  private var storedSystemPrompt: String?
+  private var threads = 0
+
+  /// Loads an LLM program and its tokenizer: tokenizer.json, a tiktoken file or a llama2.c
+  /// tokenizer.bin at `tokenizerPath`, or the tokenizer embedded in the program when nil.
+  /// Throws `.notFound` for a missing file (or no embedded tokenizer), `.invalidProgram` for
+  /// a malformed one, `.invalidArgument` for a program that is not an LLM.
+  public init(modelPath: String, tokenizerPath: String? = nil) throws {
+    var h: OpaquePointer?
+    try modelPath.withCString { model in
+      if let tokenizerPath {
+        try tokenizerPath.withCString { try check(pk_runner_create(model, $0, &h)) }
+      } else {
+        try check(pk_runner_create(model, nil, &h))
+      }
+    }
+    guard let h else { throw PocketError(.internal, "the runtime returned no runner") }
+    handle = h
+  }
+
+  deinit { pk_runner_destroy(handle) }
+
+  // ---- properties -------------------------------------------------------------------------
+
+  /// The model's context length in tokens.
+  public var maxSeqLen: Int { lock.locked { Int(pk_runner_max_seq_len(handle)) } }
+  public var vocabSize: Int { lock.locked { Int(pk_runner_vocab_size(handle)) } }
+  /// Tokens in the KV cache: the conversation so far.
+  public var position: Int { lock.locked { Int(pk_runner_position(handle)) } }
+
+  /// The system prompt of the next first chat turn. nil until set: the runner then uses the
+  /// model's default (its `default_system_prompt` metadata), if it has one. Setting nil or ""
+  /// removes it.
+  public var systemPrompt: String? {
+    get { lock.locked { storedSystemPrompt } }
+    set {
+      lock.locked {
+        storedSystemPrompt = newValue ?? ""
+        _ = storedSystemPrompt!.withCString { pk_runner_set_system_prompt(handle, $0) }
+      }
+    }
+  }
+
+  /// Threads kernels may use: 1 runs on the generating thread only; 0 (or less) is the default.
+  public var numThreads: Int {
+    get { lock.locked { threads } }
+    set {
+      lock.locked {
+        threads = max(0, min(newValue, Int(Int32.max)))
+        _ = pk_runner_set_num_threads(handle, Int32(threads))
+      }
+    }
+  }
+
+  /// Timings, counts and stop reason of the last generation.
+  public var stats: GenerationStats {
+    lock.locked {
+      var s = GenerationStats()
+      var prompt: Int32 = 0
+      var generated: Int32 = 0
+      _ = pk_runner_stats(handle, &s.loadMs, &s.timeToFirstTokenMs, &s.prefillTokensPerSecond,
+                          &s.decodeTokensPerSecond, &prompt, &generated)
+      s.promptTokens = Int(prompt)
+      s.generatedTokens = Int(generated)
+      s.stopReason = StopReason(rawValue: String(cString: pk_runner_stop_reason(handle)))
+      return s
+    }
+  }
+
+  // ---- generation -------------------------------------------------------------------------
+
+  /// Streams the continuation of `prompt` to `onPiece` (whole UTF-8 characters) and returns
+  /// the whole text. Each call starts a new text. If `onPiece` throws, generation stops and
+  /// the error is rethrown. A prompt that does not fit the context throws `.outOfRange`.
+  @discardableResult
+  public func generate(_ prompt: String, config: GenerationConfig = .init(),
+                       onPiece: (String) throws -> Void = { _ in }) throws -> String {
+    try streaming(config, onPiece) { c, sink in
+      prompt.withCString { pk_runner_generate(handle, $0, c, pieceCallback, sink) }
+    }
+  }
+
+  /// One chat turn: `message` is formatted with the model's chat template (the system prompt
+  /// on the first turn) and the reply streamed to `onPiece` and returned. Earlier turns stay
+  /// in the KV cache until `reset()`.
+  @discardableResult
+  public func chat(_ message: String, config: GenerationConfig = .init(),
+                   onPiece: (String) throws -> Void = { _ in }) throws -> String {
+    try streaming(config, onPiece) { c, sink in
+      message.withCString { pk_runner_chat(handle, $0, c, pieceCallback, sink) }
+    }
+  }
+
+  /// Generates token ids after `prompt` (ids as given; no BOS is added).
+  public func generateIds(_ prompt: [Int32], config: GenerationConfig = .init()) throws -> [Int32] {
+    try generation {
+      try config.withCConfig { c in
+        let capacity = max(0, min(config.maxNewTokens, Int(pk_runner_max_seq_len(handle))))
+        var out = [Int32](repeating: 0, count: capacity)
+        var n = 0
+        try prompt.withUnsafeBufferPointer { p in
+          try out.withUnsafeMutableBufferPointer { o in
+            try check(pk_runner_generate_ids(handle, p.baseAddress, p.count, c, o.baseAddress, o.count, &n))
+          }
+        }
+        return Array(out.prefix(n))
+      }
+    }
+  }
+
+  /// `generate` as an async sequence of pieces. Generation runs on a thread of its own, off
+  /// the caller's task; when the consuming task is cancelled or stops iterating, generation
+  /// stops after the current token.
+  ///
+  ///     for try await piece in runner.stream("Hello", config: .init(maxNewTokens: 32)) { ... }
+  public func stream(_ prompt: String, config: GenerationConfig = .init()) -> AsyncThrowingStream<String, Error> {
+    makeStream { runner, onPiece in try runner.generate(prompt, config: config, onPiece: onPiece) }
+  }
+
+  /// `chat` as an async sequence of pieces, like `stream`.
+  public func chatStream(_ message: String, config: GenerationConfig = .init()) -> AsyncThrowingStream<String, Error> {
+    makeStream { runner, onPiece in try runner.chat(message, config: config, onPiece: onPiece) }
+  }
+
+  /// Ends the running generation after its current token (its call returns normally, with
+  /// stop reason `.cancelled`). Any thread may call it; it has no effect on a later generation.
+  public func stop() {
+    pk_runner_stop(handle)
+  }
+
+  /// Forgets the conversation. Called from a piece closure, it stops the running generation
+  /// and forgets once that has ended.
+  public func reset() {
+    lock.locked {
+      if generating {
+        resetAfterGeneration = true
+        pk_runner_stop(handle)
+      } else {
+        _ = pk_runner_reset(handle)
+      }
+    }
+  }
+
+  // ---- tokenizer --------------------------------------------------------------------------
+
+  /// Token ids of `text`, with the model's BOS first when `addBos`.
+  public func encode(_ text: String, addBos: Bool = false) throws -> [Int32] {
+    try lock.locked {
+      try text.withCString { t in
+        var ids = [Int32](repeating: 0, count: text.utf8.count + 2)
+        var n = 0
+        while true {
+          let status = ids.withUnsafeMutableBufferPointer {
+            pk_runner_encode(handle, t, addBos ? 1 : 0, $0.baseAddress, $0.count, &n)
+          }
+          if status == PK_STATUS_OUT_OF_RANGE, n > ids.count {
+            ids = [Int32](repeating: 0, count: n)
+            continue
+          }
+          try check(status)
+          return Array(ids.prefix(n))
+        }
+      }
+    }
+  }
+
+  /// The text of `ids`.
+  public func decode(_ ids: [Int32]) throws -> String {
+    try lock.locked {
+      try ids.withUnsafeBufferPointer { p in
+        var text = [UInt8](repeating: 0, count: ids.count * 8 + 1)
+        var n = 0
+        while true {
+          let status = text.withUnsafeMutableBufferPointer {
+            $0.withMemoryRebound(to: CChar.self) {
+              pk_runner_decode(handle, p.baseAddress, p.count, $0.baseAddress, $0.count, &n)
+            }
+          }
+          if status == PK_STATUS_OUT_OF_RANGE, n + 1 > text.count {
+            text = [UInt8](repeating: 0, count: n + 1)
+            continue
+          }
+          try check(status)
+          return String(decoding: text.prefix(n), as: UTF8.self)
+        }
+      }
+    }
+  }
+
+  // ---- helpers ----------------------------------------------------------------------------
+
+  /// Runs `body` as the one generation of this runner (holding the lock).
+  private func generation<R>(_ body: () throws -> R) throws -> R {
+    try lock.locked {
+      guard !generating else {
+        throw PocketError(.invalidArgument, "the runner is already generating: "
+          + "a generation cannot start from inside a piece closure")
+      }
+      generating = true
+      defer {
+        generating = false
+        if resetAfterGeneration {
+          resetAfterGeneration = false
+          _ = pk_runner_reset(handle)
+        }
+      }
+      return try body()
+    }
+  }
+
+  /// Runs a streaming C call with `config` and a sink that feeds `onPiece`.
+  private func streaming(_ config: GenerationConfig, _ onPiece: (String) throws -> Void,
+                         _ call: (OpaquePointer, UnsafeMutableRawPointer) -> pk_status) throws -> String {
+    try generation {
+      try withoutActuallyEscaping(onPiece) { onPiece in
+        let sink = PieceSink(onPiece)
+        try config.withCConfig { c in
+          try withExtendedLifetime(sink) {
+            try check(call(c, Unmanaged.passUnretained(sink).toOpaque()))
+          }
+        }
+        if let error = sink.error { throw error }
+        return sink.text
+      }
+    }
+  }
+
+  private func makeStream(_ run: @escaping @Sendable (TextRunner, (String) throws -> Void) throws -> Void)
+    -> AsyncThrowingStream<String, Error> {
+    AsyncThrowingStream { continuation in
+      let thread = Thread { [self] in
+        do {
+          try run(self) { piece in
+            if case .terminated = continuation.yield(piece) { throw StreamTerminated() }
+          }
+          continuation.finish()
+        } catch is StreamTerminated {
+          continuation.finish()
+        } catch {
+          continuation.finish(throwing: error)
+        }
+      }
+      thread.stackSize = 8 << 20
+      continuation.onTermination = { [self] termination in
+        if case .cancelled = termination { stop() }
+      }
+      thread.start()
+    }
+  }
+}
+
+/// Where the C callback delivers pieces: the caller's closure and what it has seen.
+private final class PieceSink {
+  let onPiece: (String) throws -> Void
+  var text = ""
+  var error: Error?
+
+  init(_ onPiece: @escaping (String) throws -> Void) { self.onPiece = onPiece }
+}
+
+/// The consumer of a stream went away.
+private struct StreamTerminated: Error {}
+
+/// pk_piece_callback: hands `size` bytes at `piece` to the PieceSink at `user`; a nonzero
+/// return stops the generation.
+private func pieceCallback(_ piece: UnsafePointer<CChar>?, _ size: Int, _ user: UnsafeMutableRawPointer?) -> Int32 {
+  guard let user else { return 1 }
+  let sink = Unmanaged<PieceSink>.fromOpaque(user).takeUnretainedValue()
+  let text = piece.map { String(decoding: UnsafeRawBufferPointer(start: $0, count: size), as: UTF8.self) } ?? ""
+  sink.text += text
+  do {
+    try sink.onPiece(text)
+    return 0
+  } catch {
+    sink.error = error
+    return 1
+  }
+}
