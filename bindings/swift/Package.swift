@@ -61,7 +61,8 @@ let package = Package(
       name: "CPocket",
       dependencies: cpocketDependencies,
       linkerSettings: cpocketLinkerSettings),
-    .target(name: "Pocket", dependencies: ["CPocket"]),
+    .target(name: "Pocket", dependencies: ["CPocket"],
+            swiftSettings: [.enableUpcomingFeature("StrictConcurrency")]),
     // The terminal chat demo; its source lives in demo_apps/cli/swift (symlinked here).
     .executableTarget(name: "PocketChat", dependencies: ["Pocket"]),
     .testTarget(name: "PocketTests", dependencies: ["Pocket"]),

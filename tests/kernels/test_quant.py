@@ -8,7 +8,7 @@ Tolerances:
   that on fixed inputs the results are in fact identical.
 - fp32 activations (act_mode 0): the kernel dequantizes exactly like the reference but sums
   K float32 products in a different order than ATen's GEMM: differences of a few ulp of the
-  partial sums (~1e-6 for these shapes) -> rtol 1e-5, atol 1e-5.
+  partial sums (~1e-6 for these shapes) -> rtol 1e-5, atol 1e-5 (1e-4 for K = 512).
 - embedding_q and conv2d_q8 are exact (same float32 / double operations, exact integer sums).
 """
 
@@ -106,6 +106,21 @@ def test_linear_q_large_groups_per_channel():
         q, s, m = quantized(6, 512, bits, symmetric, 512)
         for act_mode in (0, 1, 2):
             check_linear_q([torch.randn(3, 512), q, s, m, torch.randn(6), bits, 512, act_mode], atol=1e-4)
+
+
+def test_linear_q_group_longer_than_int32_chunk():
+    # 70000 columns per group: the kernel sums the int8 dot in int32 chunks of 65536 into int64.
+    q, s, m = quantized(2, 70000, 8, False, 70000)
+    x = torch.randn(2, 70000).abs()  # all-positive: the sums really are large
+    check_linear_q([x, q, s, m, None, 8, 70000, 1], rtol=1e-6, atol=0)
+
+
+def test_linear_q_many_rows_blocks():
+    # More weight rows than one block of unpacked rows (8), with a partial last block.
+    for bits, symmetric in FORMATS:
+        q, s, m = quantized(21, 64, bits, symmetric, 32)
+        for act_mode in (0, 1, 2):
+            check_linear_q([torch.randn(5, 64), q, s, m, torch.randn(21), bits, 32, act_mode])
 
 
 def linear_q_error(args, out_shape, pattern):

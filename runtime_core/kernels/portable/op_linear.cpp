@@ -1,5 +1,6 @@
 // aten::linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor
-#include "nn_util.h"
+#include "parallel_util.h"
+#include "parts.h"
 
 namespace pocket {
 
@@ -16,13 +17,14 @@ static T dot(const T* a, const T* b, int64_t n) {
   return sum;
 }
 
-// x (m, k) · w (n, k)ᵀ + b (n) -> y (m, n)
+// x (m, k) · w (n, k)ᵀ + b (n) -> y (m, n), outputs [begin, end) in row-major order.
 template <typename T>
-static void linear_rows(const T* x, const T* w, const T* b, T* y, int64_t m, int64_t n,
-                        int64_t k) {
-  for (int64_t r = 0; r < m; ++r)
-    for (int64_t c = 0; c < n; ++c)
-      y[r * n + c] = dot(x + r * k, w + c * k, k) + (b != nullptr ? b[c] : T(0));
+static void linear_outputs(const T* x, const T* w, const T* b, T* y, int64_t n, int64_t k,
+                           int64_t begin, int64_t end) {
+  for (int64_t i = begin; i < end; ++i) {
+    const int64_t r = i / n, c = i % n;
+    y[i] = dot(x + r * k, w + c * k, k) + (b != nullptr ? b[c] : T(0));
+  }
 }
 
 static Error check_linear(KernelContext& ctx, const Tensor& in, const Tensor& w, const Tensor* b,
@@ -45,7 +47,9 @@ static Error check_linear(KernelContext& ctx, const Tensor& in, const Tensor& w,
   return Error::Ok;
 }
 
-Error op_linear(KernelContext& ctx, Value** args) {
+namespace detail {
+
+Error prepare_linear(KernelContext& ctx, Value** args, LinearArgs* a) {
   const Tensor& in = args[0]->tensor;      // (..., k)
   const Tensor& weight = args[1]->tensor;  // (n, k)
   const Tensor* bias = args[2]->is_none() ? nullptr : &args[2]->tensor;  // (n)
@@ -55,20 +59,51 @@ Error op_linear(KernelContext& ctx, Value** args) {
   int64_t sizes[kMaxDim];
   for (int d = 0; d < in.dim; ++d) sizes[d] = in.sizes[d];
   sizes[in.dim - 1] = weight.sizes[0];
-  e = detail::resize_output(ctx, "linear", out, sizes, in.dim);
+  e = resize_output(ctx, "linear", out, sizes, in.dim);
   if (e != Error::Ok) return e;
-  int64_t k = weight.sizes[1], n = weight.sizes[0], m = 1;
-  for (int d = 0; d < in.dim - 1; ++d) m *= in.sizes[d];
-  Error dispatched = detail::dispatch_float(ctx, "linear", in.dtype, [&](auto tag) {
+  a->dtype = in.dtype;
+  a->k = weight.sizes[1];
+  a->n = weight.sizes[0];
+  a->m = 1;
+  for (int d = 0; d < in.dim - 1; ++d) a->m *= in.sizes[d];
+  a->y = out.data;
+  Error dispatched = dispatch_float(ctx, "linear", in.dtype, [&](auto tag) {
     using T = decltype(tag);
     const T *x = nullptr, *w = nullptr, *b = nullptr;
-    e = detail::contiguous_data(ctx, "linear", "input", in, &x);
-    if (e == Error::Ok) e = detail::contiguous_data(ctx, "linear", "weight", weight, &w);
-    if (e == Error::Ok && bias != nullptr)
-      e = detail::contiguous_data(ctx, "linear", "bias", *bias, &b);
-    if (e == Error::Ok) linear_rows(x, w, b, out.data_as<T>(), m, n, k);
+    e = contiguous_data(ctx, "linear", "input", in, &x);
+    if (e == Error::Ok) e = contiguous_data(ctx, "linear", "weight", weight, &w);
+    if (e == Error::Ok && bias != nullptr) e = contiguous_data(ctx, "linear", "bias", *bias, &b);
+    a->x = x;
+    a->w = w;
+    a->b = b;
   });
   return dispatched != Error::Ok ? dispatched : e;
+}
+
+void linear_portable(KernelContext& ctx, const LinearArgs& a) {
+  auto run = [&](auto tag) {
+    using T = decltype(tag);
+    const T* x = static_cast<const T*>(a.x);
+    const T* w = static_cast<const T*>(a.w);
+    const T* b = static_cast<const T*>(a.b);
+    T* y = static_cast<T*>(a.y);
+    ctx.parallel_for(a.m * a.n, grain_for(a.k), [&](int64_t begin, int64_t end) {
+      linear_outputs(x, w, b, y, a.n, a.k, begin, end);
+    });
+  };
+  if (a.dtype == ScalarType::Float64)
+    run(double{});
+  else
+    run(float{});
+}
+
+}  // namespace detail
+
+Error op_linear(KernelContext& ctx, Value** args) {
+  detail::LinearArgs a;
+  Error e = detail::prepare_linear(ctx, args, &a);
+  if (e == Error::Ok) detail::linear_portable(ctx, a);
+  return e;
 }
 
 }  // namespace pocket

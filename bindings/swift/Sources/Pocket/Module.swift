@@ -209,7 +209,7 @@ func oneElement(_ value: Value, as dtype: DType, what: String) throws -> [UInt8]
   func bytes<T>(_ v: T) -> [UInt8] { withUnsafeBytes(of: v) { Array($0) } }
   func exact<T: FixedWidthInteger>(_: T.Type) throws -> [UInt8] {
     guard let i = integer, let v = T(exactly: i) else {
-      throw PocketError(.invalidArgument, "\(what) is \(dtype); \(value) is not a \(dtype) value")
+      throw PocketError(.invalidArgument, "\(what) is \(dtype); \(value) does not fit it")
     }
     return bytes(v)
   }

@@ -58,8 +58,9 @@ public final class TextRunner: @unchecked Sendable {
     get { lock.locked { storedSystemPrompt } }
     set {
       lock.locked {
-        storedSystemPrompt = newValue ?? ""
-        _ = storedSystemPrompt!.withCString { pk_runner_set_system_prompt(handle, $0) }
+        let prompt = newValue ?? ""
+        storedSystemPrompt = prompt
+        _ = prompt.withCString { pk_runner_set_system_prompt(handle, $0) }
       }
     }
   }

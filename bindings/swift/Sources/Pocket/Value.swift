@@ -28,6 +28,11 @@ public enum Value: Sendable, Equatable {
   public func tensor<Scalar: TensorElement>(as type: Scalar.Type = Scalar.self) throws -> Tensor<Scalar> {
     try anyTensor().tensor(as: type)
   }
+
+  /// The elements of the tensor this value holds, checked like `tensor()`.
+  public func scalars<Scalar: TensorElement>(as type: Scalar.Type = Scalar.self) throws -> [Scalar] {
+    try anyTensor().tensor(as: type).scalars
+  }
 }
 
 /// Anything a method accepts as an input: `Tensor`, `AnyTensor` or `Value`.
@@ -45,4 +50,15 @@ extension AnyTensor: ValueRepresentable {
 
 extension Tensor: ValueRepresentable {
   public var pocketValue: Value { .tensor(AnyTensor(self)) }
+}
+
+extension Value: CustomStringConvertible {
+  public var description: String {
+    switch self {
+    case .tensor(let t): return t.description
+    case .int(let n): return "\(n)"
+    case .double(let x): return "\(x)"
+    case .bool(let b): return "\(b)"
+    }
+  }
 }

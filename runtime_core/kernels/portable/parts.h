@@ -1,0 +1,95 @@
+// Pieces of the portable kernels that the optimized kernels (kernels/optimized/) reuse: an
+// op's argument checks and output sizing (prepare_*: same checks and messages as the
+// portable kernel, output resized), and its portable computation, which is also the
+// fallback for the cases an optimized kernel does not cover. The portable op_<name>
+// functions are prepare_* followed by *_portable.
+#pragma once
+
+#include <cstdint>
+
+#include "quant_util.h"
+
+namespace pocket {
+namespace detail {
+
+// ---- aten::linear: y (m, n) = x (m, k) · w (n, k)ᵀ + b (n); float32 or float64, contiguous
+// (strided inputs are copied to temp memory by prepare_linear).
+struct LinearArgs {
+  ScalarType dtype = ScalarType::Float32;
+  const void* x = nullptr;
+  const void* w = nullptr;
+  const void* b = nullptr;  // null: no bias
+  void* y = nullptr;
+  int64_t m = 0, n = 0, k = 0;
+};
+Error prepare_linear(KernelContext& ctx, Value** args, LinearArgs* a);
+void linear_portable(KernelContext& ctx, const LinearArgs& a);
+
+// ---- aten::mm, bmm, addmm: c (batch, m, n) contiguous = a (batch, m, k) · b (batch, k, n),
+// float32, every operand addressed through its own strides (transposed operands need no copy).
+struct Matmul {
+  int64_t batch = 1, m = 0, k = 0, n = 0;
+  const float* a = nullptr;
+  int64_t a_bs = 0, a_rs = 0, a_cs = 0;  // batch, row and column strides (elements)
+  const float* b = nullptr;
+  int64_t b_bs = 0, b_rs = 0, b_cs = 0;
+  float* c = nullptr;
+};
+using MatmulFn = void (*)(KernelContext& ctx, const Matmul& p);
+void matmul_portable(KernelContext& ctx, const Matmul& p);
+// The three ops with the product computed by `matmul`.
+Error mm_with(KernelContext& ctx, Value** args, MatmulFn matmul);
+Error bmm_with(KernelContext& ctx, Value** args, MatmulFn matmul);
+Error addmm_with(KernelContext& ctx, Value** args, MatmulFn matmul);
+
+// ---- aten::convolution, computed as 3d (a missing spatial dim has size 1).
+struct ConvShape {
+  int64_t batch = 0, c_in = 0, c_out = 0, groups = 1;
+  int64_t in[3] = {1, 1, 1};   // (depth, height, width) of the input
+  int64_t out[3] = {1, 1, 1};  // of the output
+  int64_t k[3] = {1, 1, 1};    // of the kernel
+  int64_t stride[3] = {1, 1, 1}, pad[3] = {0, 0, 0}, dil[3] = {1, 1, 1}, out_pad[3] = {0, 0, 0};
+  bool transposed = false;
+  int64_t in_plane() const { return in[0] * in[1] * in[2]; }
+  int64_t out_plane() const { return out[0] * out[1] * out[2]; }
+  int64_t k_plane() const { return k[0] * k[1] * k[2]; }
+};
+// x (batch, c_in, in...), w (c_out, c_in / groups, k...) or, transposed,
+// (c_in, c_out / groups, k...), b (c_out) or null -> y (batch, c_out, out...); contiguous.
+struct ConvArgs {
+  ConvShape s;
+  ScalarType dtype = ScalarType::Float32;
+  const void* x = nullptr;
+  const void* w = nullptr;
+  const void* b = nullptr;
+  void* y = nullptr;
+};
+Error prepare_conv(KernelContext& ctx, Value** args, ConvArgs* a);
+void conv_portable(KernelContext& ctx, const ConvArgs& a);
+
+// ---- pocket::linear_q (formats in schema/QUANTIZATION.md): y (m, n) from x (m, k) float32.
+struct LinearQProblem {
+  QuantWeight w;                // (n, k)
+  const float* x = nullptr;     // (m, k)
+  const float* bias = nullptr;  // (n) or null
+  float* y = nullptr;           // (m, n)
+  int64_t m = 0, k = 0, n = 0;
+  int64_t act_mode = 0;         // 0 fp32, 1 int8 per token, 2 int8 per block of 32
+};
+Error prepare_linear_q(KernelContext& ctx, Value** args, LinearQProblem* p);
+Error linear_q_portable(KernelContext& ctx, const LinearQProblem& p);
+
+// ---- pocket::sdpa: causal attention over a KV cache, float32, contiguous.
+struct SdpaArgs {
+  const float* q = nullptr;  // (B, Hq, T, D)
+  const float* k = nullptr;  // (B, Hkv, S, D)
+  const float* v = nullptr;  // (B, Hkv, S, D)
+  float* out = nullptr;      // (B, Hq, T, D)
+  int64_t B = 0, Hq = 0, T = 0, D = 0, Hkv = 0, S = 0, start = 0;
+  float scale = 1.0f;
+};
+Error prepare_sdpa(KernelContext& ctx, Value** args, SdpaArgs* a);
+Error sdpa_portable(KernelContext& ctx, const SdpaArgs& a);
+
+}  // namespace detail
+}  // namespace pocket
