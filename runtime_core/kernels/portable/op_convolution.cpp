@@ -7,23 +7,14 @@
 // elements.
 #include <algorithm>
 
-#include "nn_util.h"
+#include "parallel_util.h"
+#include "parts.h"
 
 namespace pocket {
 
 namespace {
 
-struct ConvShape {
-  int64_t batch = 0, c_in = 0, c_out = 0, groups = 1;
-  int64_t in[3] = {1, 1, 1};   // (depth, height, width) of the input
-  int64_t out[3] = {1, 1, 1};  // of the output
-  int64_t k[3] = {1, 1, 1};    // of the kernel
-  int64_t stride[3] = {1, 1, 1}, pad[3] = {0, 0, 0}, dil[3] = {1, 1, 1}, out_pad[3] = {0, 0, 0};
-  bool transposed = false;
-  int64_t in_plane() const { return in[0] * in[1] * in[2]; }
-  int64_t out_plane() const { return out[0] * out[1] * out[2]; }
-  int64_t k_plane() const { return k[0] * k[1] * k[2]; }
-};
+using detail::ConvShape;
 
 // [*lo, *hi): the i in [0, n) with 0 <= i * s + off < len.
 void valid_range(int64_t n, int64_t s, int64_t off, int64_t len, int64_t* lo, int64_t* hi) {
@@ -84,26 +75,25 @@ void conv_transposed_plane(const T* x, const T* w, T* y, const ConvShape& s) {
       }
 }
 
-// x (batch, c_in, in...), w (c_out, c_in / groups, k...) or, transposed,
-// (c_in, c_out / groups, k...), b (c_out) or null -> y (batch, c_out, out...)
+// Output planes [begin, end) (index n * c_out + oc) of the convolution: x (batch, c_in, in...),
+// w (c_out, c_in / groups, k...) or, transposed, (c_in, c_out / groups, k...), b (c_out) or
+// null -> y (batch, c_out, out...)
 template <typename T>
-void run_conv(const T* x, const T* w, const T* b, T* y, const ConvShape& s) {
+void run_conv(const T* x, const T* w, const T* b, T* y, const ConvShape& s, int64_t begin, int64_t end) {
   int64_t cin_g = s.c_in / s.groups, cout_g = s.c_out / s.groups;
   int64_t in_plane = s.in_plane(), out_plane = s.out_plane(), k_plane = s.k_plane();
-  for (int64_t n = 0; n < s.batch; ++n)
-    for (int64_t g = 0; g < s.groups; ++g)
-      for (int64_t oc = g * cout_g; oc < (g + 1) * cout_g; ++oc) {
-        T* yp = y + (n * s.c_out + oc) * out_plane;
-        std::fill(yp, yp + out_plane, b != nullptr ? b[oc] : T(0));
-        for (int64_t icg = 0; icg < cin_g; ++icg) {
-          const T* xp = x + (n * s.c_in + g * cin_g + icg) * in_plane;
-          if (s.transposed)
-            conv_transposed_plane(xp, w + ((g * cin_g + icg) * cout_g + oc - g * cout_g) * k_plane,
-                                  yp, s);
-          else
-            conv_plane(xp, w + (oc * cin_g + icg) * k_plane, yp, s);
-        }
-      }
+  for (int64_t plane = begin; plane < end; ++plane) {
+    const int64_t n = plane / s.c_out, oc = plane % s.c_out, g = oc / cout_g;
+    T* yp = y + plane * out_plane;
+    std::fill(yp, yp + out_plane, b != nullptr ? b[oc] : T(0));
+    for (int64_t icg = 0; icg < cin_g; ++icg) {
+      const T* xp = x + (n * s.c_in + g * cin_g + icg) * in_plane;
+      if (s.transposed)
+        conv_transposed_plane(xp, w + ((g * cin_g + icg) * cout_g + oc - g * cout_g) * k_plane, yp, s);
+      else
+        conv_plane(xp, w + (oc * cin_g + icg) * k_plane, yp, s);
+    }
+  }
 }
 
 // Reads stride, padding, dilation and output_padding (args 3, 4, 5, 7) into the last
@@ -202,32 +192,64 @@ Error parse_conv(KernelContext& ctx, Value** args, ConvShape* s) {
 
 }  // namespace
 
-Error op_convolution(KernelContext& ctx, Value** args) {
+namespace detail {
+
+Error prepare_conv(KernelContext& ctx, Value** args, ConvArgs* a) {
   const Tensor& in = args[0]->tensor;
   const Tensor& weight = args[1]->tensor;
   const Tensor* bias = args[2]->is_none() ? nullptr : &args[2]->tensor;
   Tensor& out = args[9]->tensor;
-  Error e = detail::expect_float_io(ctx, "convolution", in, out);
-  if (e == Error::Ok) e = detail::expect_dtype(ctx, "convolution", "weight", weight, in.dtype);
+  Error e = expect_float_io(ctx, "convolution", in, out);
+  if (e == Error::Ok) e = expect_dtype(ctx, "convolution", "weight", weight, in.dtype);
   if (e != Error::Ok) return e;
-  ConvShape s;
+  ConvShape& s = a->s;
   e = parse_conv(ctx, args, &s);
   if (e != Error::Ok) return e;
   int64_t sizes[5] = {s.batch, s.c_out, s.out[0], s.out[1], s.out[2]};
   int spatial = in.dim - 2;
   for (int i = 0; i < spatial; ++i) sizes[2 + i] = s.out[3 - spatial + i];
-  e = detail::resize_output(ctx, "convolution", out, sizes, in.dim);
+  e = resize_output(ctx, "convolution", out, sizes, in.dim);
   if (e != Error::Ok) return e;
-  Error dispatched = detail::dispatch_float(ctx, "convolution", in.dtype, [&](auto tag) {
+  a->dtype = in.dtype;
+  a->y = out.data;
+  Error dispatched = dispatch_float(ctx, "convolution", in.dtype, [&](auto tag) {
     using T = decltype(tag);
     const T *x = nullptr, *w = nullptr, *b = nullptr;
-    e = detail::contiguous_data(ctx, "convolution", "input", in, &x);
-    if (e == Error::Ok) e = detail::contiguous_data(ctx, "convolution", "weight", weight, &w);
-    if (e == Error::Ok && bias != nullptr)
-      e = detail::contiguous_data(ctx, "convolution", "bias", *bias, &b);
-    if (e == Error::Ok) run_conv(x, w, b, out.data_as<T>(), s);
+    e = contiguous_data(ctx, "convolution", "input", in, &x);
+    if (e == Error::Ok) e = contiguous_data(ctx, "convolution", "weight", weight, &w);
+    if (e == Error::Ok && bias != nullptr) e = contiguous_data(ctx, "convolution", "bias", *bias, &b);
+    a->x = x;
+    a->w = w;
+    a->b = b;
   });
   return dispatched != Error::Ok ? dispatched : e;
+}
+
+void conv_portable(KernelContext& ctx, const ConvArgs& a) {
+  const ConvShape& s = a.s;
+  // One output plane costs out_plane * k_plane * (c_in / groups) multiply-adds (transposed:
+  // in_plane * ...); parallel over all planes of all batch items.
+  const int64_t per_plane = (s.transposed ? s.in_plane() : s.out_plane()) * s.k_plane() * (s.c_in / s.groups);
+  auto run = [&](auto tag) {
+    using T = decltype(tag);
+    ctx.parallel_for(s.batch * s.c_out, grain_for(per_plane), [&](int64_t begin, int64_t end) {
+      run_conv(static_cast<const T*>(a.x), static_cast<const T*>(a.w), static_cast<const T*>(a.b),
+               static_cast<T*>(a.y), s, begin, end);
+    });
+  };
+  if (a.dtype == ScalarType::Float64)
+    run(double{});
+  else
+    run(float{});
+}
+
+}  // namespace detail
+
+Error op_convolution(KernelContext& ctx, Value** args) {
+  detail::ConvArgs a;
+  Error e = detail::prepare_conv(ctx, args, &a);
+  if (e == Error::Ok) detail::conv_portable(ctx, a);
+  return e;
 }
 
 }  // namespace pocket
