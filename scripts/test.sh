@@ -7,5 +7,7 @@ cd "$root"
 scripts/setup.sh --test
 echo "==> native checks"
 scripts/check_native.sh
+echo "==> swift"
+POCKET_LIB_DIR="$root/build/host" bindings/swift/test.sh
 echo "==> pytest"
 python3 -m pytest -q -p no:cacheprovider tests

@@ -160,7 +160,9 @@ Error Runner::begin(const std::vector<int32_t>& prompt, const GenerationConfig& 
   stream_ = std::make_unique<TextStream>(config.stop_strings);
   generated_.clear();
   decoded_.clear();
-  stats_ = GenerationStats{stats_.load_ms};
+  const double load_ms = stats_.load_ms;
+  stats_ = GenerationStats();
+  stats_.load_ms = load_ms;
   stats_.prompt_tokens = static_cast<int32_t>(prompt.size());
   stop_requested_ = false;
   decode_ms_ = 0;

@@ -109,10 +109,13 @@ def test_linear_q_large_groups_per_channel():
 
 
 def test_linear_q_group_longer_than_int32_chunk():
-    # 70000 columns per group: the kernel sums the int8 dot in int32 chunks of 65536 into int64.
-    q, s, m = quantized(2, 70000, 8, False, 70000)
-    x = torch.randn(2, 70000).abs()  # all-positive: the sums really are large
-    check_linear_q([x, q, s, m, None, 8, 70000, 1], rtol=1e-6, atol=0)
+    # One group of 70000 columns, all activations 127 and weights 255: the dot product
+    # (2.27e9) overflows int32; the kernel sums int32 chunks of 65536 columns in int64.
+    k = 70000
+    q = torch.full((2, k), 255, dtype=torch.uint8)
+    q[1, ::3] = 7
+    s, m = torch.full((2, 1), 1e-3), torch.full((2, 1), -0.5)
+    check_linear_q([torch.ones(2, k), q, s, m, None, 8, k, 1], rtol=1e-6, atol=0)
 
 
 def test_linear_q_many_rows_blocks():

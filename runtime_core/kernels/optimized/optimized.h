@@ -1,5 +1,26 @@
 // The optimized kernels: same signatures as the portable ones (kernels/tables/*.txt), each
-// chosen only when the CPU has the features it was compiled for.
+// chosen only when the CPU has the features it was compiled for (detected at run time; ISA
+// code is compiled with function-level target attributes, never with global -m flags, and
+// files for another architecture compile to nothing).
+//
+// Naming grammar (after XNNPACK's): a microkernel file is <op>_<variant>_<isa>.cpp, e.g.
+// gemm_f32_avx2.cpp, linear_q_i8_avx512vnni.cpp, and defines one microkernel set
+// k<Op><Variant><Isa> declared in ukernels.h.
+//   op       gemm       fp32 matrix products (aten::linear, mm, bmm, addmm, 1x1 convolution)
+//            dwconv3x3  depthwise 3x3 convolution (aten::convolution)
+//            linear_q   pocket::linear_q
+//            sdpa       pocket::sdpa
+//   variant  f32        float32 activations
+//            i8         int8 activations (linear_q act_mode 1 and 2)
+//   isa      avx2       x86-64 AVX2 + FMA              (CpuFeatures::avx2_fma)
+//            avx512     + AVX-512 F, BW, VL            (avx512)
+//            avx512vnni + AVX-512 VNNI                 (avx512_vnni)
+//            neon       arm64 Advanced SIMD            (neon)
+//            neondot    + SDOT/UDOT                    (dotprod)
+// The ISA-independent drivers are <op>.cpp (gemm.cpp, conv.cpp, linear_q.cpp, sdpa.cpp):
+// argument checks (shared with the portable kernels), threading, cache blocking, and the
+// portable fallback for cases the microkernels do not cover. table.cpp combines the best
+// microkernel set per op into the op-level kernels and picks them by CPU features.
 #pragma once
 
 #include <cstddef>
@@ -12,11 +33,28 @@ namespace detail {
 
 struct OptimizedKernel {
   const char* name;  // as in the portable table, e.g. "aten::linear"
-  KernelFn fn;       // nullptr when this CPU lacks the features
+  KernelFn fn;
 };
 
-// The optimized kernels for `features`, in no particular order.
+// The optimized kernels for `features` (those a CPU with exactly these features runs), in
+// no particular order; empty when none applies.
 Span<const OptimizedKernel> optimized_kernels(const CpuFeatures& features);
+
+// Name of the kernel set optimized_kernels(features) returns ("avx2", "avx512",
+// "avx512vnni", "neon", "neondot"), or "portable".
+const char* kernel_set_name(const CpuFeatures& features);
+
+// For tests and benchmarks. Feature names are the CpuFeatures fields: "avx2_fma", "avx512",
+// "avx512_vnni", "neon", "dotprod", "i8mm".
+struct FeatureInfo {
+  const char* name;
+  bool CpuFeatures::*flag;
+};
+Span<const FeatureInfo> feature_list();
+
+// The kernel of `name` ("aten::linear") best_kernels() would choose on a CPU with
+// `features`: the optimized one, else the portable one; nullptr for an unknown op.
+KernelFn kernel_for(const char* name, const CpuFeatures& features);
 
 }  // namespace detail
 }  // namespace pocket

@@ -1,13 +1,119 @@
-// Which optimized kernel serves which op on which CPU.
+// Which optimized kernel serves which op on which CPU. Each op-level kernel is a driver
+// (gemm.cpp, conv.cpp, linear_q.cpp, sdpa.cpp) bound to the best microkernels of a set:
+//
+//   set         linear/mm/bmm/addmm  convolution (1x1 / dw 3x3)   linear_q (f32 / i8)       sdpa
+//   avx2        gemm avx2            gemm avx2 / dw avx2          avx2 / avx2               avx2
+//   avx512      gemm avx512          gemm avx512 / dw avx2        avx512 / avx2             avx2
+//   avx512vnni  gemm avx512          gemm avx512 / dw avx2        avx512 / avx512vnni       avx2
+//   neon        gemm neon            gemm neon / dw neon          neon / neon               neon
+//   neondot     gemm neon            gemm neon / dw neon          neon / neondot            neon
+#include <cstring>
+
 #include "optimized.h"
+#include "ukernels.h"
 
 namespace pocket {
 namespace detail {
 
-Span<const OptimizedKernel> optimized_kernels(const CpuFeatures& f) {
+namespace {
+
+template <const GemmKernels& G>
+Error linear_k(KernelContext& c, Value** a) {
+  return linear_with(c, a, G);
+}
+template <const GemmKernels& G>
+void matmul_k(KernelContext& c, const Matmul& p) {
+  matmul_with(c, p, G);
+}
+template <const GemmKernels& G>
+Error mm_k(KernelContext& c, Value** a) {
+  return mm_with(c, a, matmul_k<G>);
+}
+template <const GemmKernels& G>
+Error bmm_k(KernelContext& c, Value** a) {
+  return bmm_with(c, a, matmul_k<G>);
+}
+template <const GemmKernels& G>
+Error addmm_k(KernelContext& c, Value** a) {
+  return addmm_with(c, a, matmul_k<G>);
+}
+template <const GemmKernels& G, const DwConv3x3Fn& D>
+Error conv_k(KernelContext& c, Value** a) {
+  return conv_with(c, a, G, D);
+}
+template <const GemmKernels& G, const LinearQF32Kernels& F, const LinearQI8Kernels& I>
+Error linear_q_k(KernelContext& c, Value** a) {
+  return linear_q_with(c, a, G, F, I);
+}
+template <const SdpaRowFn& R>
+Error sdpa_k(KernelContext& c, Value** a) {
+  return sdpa_with(c, a, R);
+}
+
+#define POCKET_KERNEL_SET(G, D, F, I, R)                                                         \
+  {                                                                                              \
+    {"aten::addmm", addmm_k<G>}, {"aten::bmm", bmm_k<G>}, {"aten::convolution", conv_k<G, D>},   \
+        {"aten::linear", linear_k<G>}, {"aten::mm", mm_k<G>},                                    \
+        {"pocket::linear_q", linear_q_k<G, F, I>}, {"pocket::sdpa", sdpa_k<R>},                  \
+  }
+
+struct KernelSet {
+  const char* name;
+  Span<const OptimizedKernel> kernels;
+};
+
+#if defined(__x86_64__)
+const OptimizedKernel kAvx2[] =
+    POCKET_KERNEL_SET(kGemmAvx2, kDwConv3x3Avx2, kLinearQF32Avx2, kLinearQI8Avx2, kSdpaAvx2);
+const OptimizedKernel kAvx512[] =
+    POCKET_KERNEL_SET(kGemmAvx512, kDwConv3x3Avx2, kLinearQF32Avx512, kLinearQI8Avx2, kSdpaAvx2);
+const OptimizedKernel kAvx512Vnni[] =
+    POCKET_KERNEL_SET(kGemmAvx512, kDwConv3x3Avx2, kLinearQF32Avx512, kLinearQI8Avx512Vnni, kSdpaAvx2);
+#endif
+#if defined(__aarch64__)
+const OptimizedKernel kNeon[] = POCKET_KERNEL_SET(kGemmNeon, kDwConv3x3Neon, kLinearQF32Neon, kLinearQI8Neon, kSdpaNeon);
+const OptimizedKernel kNeonDot[] =
+    POCKET_KERNEL_SET(kGemmNeon, kDwConv3x3Neon, kLinearQF32Neon, kLinearQI8NeonDot, kSdpaNeon);
+#endif
+
+template <size_t N>
+KernelSet set(const char* name, const OptimizedKernel (&k)[N]) {
+  return {name, {k, N}};
+}
+
+KernelSet select(const CpuFeatures& f) {
+#if defined(__x86_64__)
+  if (f.avx512_vnni && f.avx512 && f.avx2_fma) return set("avx512vnni", kAvx512Vnni);
+  if (f.avx512 && f.avx2_fma) return set("avx512", kAvx512);
+  if (f.avx2_fma) return set("avx2", kAvx2);
+#endif
+#if defined(__aarch64__)
+  if (f.neon && f.dotprod) return set("neondot", kNeonDot);
+  if (f.neon) return set("neon", kNeon);
+#endif
   (void)f;
-  static OptimizedKernel table[1];
-  return {table, 0};
+  return {"portable", {}};
+}
+
+const FeatureInfo kFeatures[] = {
+    {"avx2_fma", &CpuFeatures::avx2_fma}, {"avx512", &CpuFeatures::avx512}, {"avx512_vnni", &CpuFeatures::avx512_vnni},
+    {"neon", &CpuFeatures::neon},         {"dotprod", &CpuFeatures::dotprod}, {"i8mm", &CpuFeatures::i8mm},
+};
+
+}  // namespace
+
+Span<const OptimizedKernel> optimized_kernels(const CpuFeatures& features) { return select(features).kernels; }
+
+const char* kernel_set_name(const CpuFeatures& features) { return select(features).name; }
+
+Span<const FeatureInfo> feature_list() { return {kFeatures, sizeof kFeatures / sizeof kFeatures[0]}; }
+
+KernelFn kernel_for(const char* name, const CpuFeatures& features) {
+  for (const OptimizedKernel& k : optimized_kernels(features))
+    if (strcmp(k.name, name) == 0) return k.fn;
+  for (const KernelEntry& e : portable_kernels())
+    if (strcmp(e.name, name) == 0) return e.fn;
+  return nullptr;
 }
 
 }  // namespace detail

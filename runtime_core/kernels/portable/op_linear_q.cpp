@@ -9,8 +9,9 @@
 //               times the row's scale, is taken in double as the reference does.
 //   act_mode 2: same with one activation scale per block of 32 columns (group_size % 32 == 0).
 // Rows of x are quantized once per call; blocks of 8 weight rows are the outer loop, so each
-// row is unpacked once for all M rows of x (prefill).
-#include "quant_util.h"
+// row is unpacked once for all M rows of x (prefill). Weight rows are split over the threads.
+#include "parallel_util.h"
+#include "parts.h"
 
 namespace pocket {
 
@@ -22,14 +23,7 @@ constexpr int64_t kBlock = 32;  // columns per activation scale in act_mode 2
 // which keeps long prefills (many rows of x) from streaming x through the cache per row.
 constexpr int64_t kRows = 8;
 
-struct Problem {
-  detail::QuantWeight w;  // (n, k)
-  const float* x = nullptr;     // (m, k)
-  const float* bias = nullptr;  // (n) or null
-  float* y = nullptr;           // (m, n)
-  int64_t m = 0, k = 0, n = 0;
-  int64_t act_mode = 0;
-};
+using Problem = detail::LinearQProblem;
 
 // int8 activations: xq (m, k) (int8 values held as int16), one scale per `scale_cols`
 // columns, and, for asymmetric weights, the sum of xq per `sum_cols` columns (a group in
@@ -43,19 +37,28 @@ struct QuantizedX {
 
 inline float add_bias(float v, const float* bias, int64_t c) { return bias != nullptr ? v + bias[c] : v; }
 
+// Work of one weight row: m dot products of k.
+int64_t row_work(const Problem& p) { return (p.m + 1) * p.k; }
+
 Error linear_fp32(KernelContext& ctx, const Problem& p) {
-  float* wrows = nullptr;  // (kRows, k) dequantized
-  int8_t* qrow = nullptr;  // (k) scratch
-  Error e = detail::temp_array(ctx, kOp, "dequantized weight rows", kRows * p.k, &wrows);
-  if (e == Error::Ok) e = detail::temp_array(ctx, kOp, "an unpacked weight row", p.k, &qrow);
+  const int64_t blocks = (p.n + kRows - 1) / kRows;
+  const int64_t slices = detail::slice_count(ctx, blocks, kRows * row_work(p));
+  float* wrows = nullptr;  // per slice (kRows, k) dequantized
+  int8_t* qrow = nullptr;  // per slice (k) scratch
+  Error e = detail::temp_array(ctx, kOp, "dequantized weight rows", slices * kRows * p.k, &wrows);
+  if (e == Error::Ok) e = detail::temp_array(ctx, kOp, "an unpacked weight row", slices * p.k, &qrow);
   if (e != Error::Ok) return e;
-  for (int64_t c0 = 0; c0 < p.n; c0 += kRows) {
-    const int64_t rows = p.n - c0 < kRows ? p.n - c0 : kRows;
-    for (int64_t i = 0; i < rows; ++i) detail::dequantize_row(p.w, c0 + i, qrow, wrows + i * p.k);
-    for (int64_t r = 0; r < p.m; ++r)
-      for (int64_t i = 0; i < rows; ++i)
-        p.y[r * p.n + c0 + i] = add_bias(detail::dot_float(p.x + r * p.k, wrows + i * p.k, p.k), p.bias, c0 + i);
-  }
+  detail::parallel_slices(ctx, blocks, slices, [&](int64_t s, int64_t b0, int64_t b1) {
+    float* wr = wrows + s * kRows * p.k;
+    int8_t* qr = qrow + s * p.k;
+    for (int64_t c0 = b0 * kRows; c0 < p.n && c0 < b1 * kRows; c0 += kRows) {
+      const int64_t rows = p.n - c0 < kRows ? p.n - c0 : kRows;
+      for (int64_t i = 0; i < rows; ++i) detail::dequantize_row(p.w, c0 + i, qr, wr + i * p.k);
+      for (int64_t r = 0; r < p.m; ++r)
+        for (int64_t i = 0; i < rows; ++i)
+          p.y[r * p.n + c0 + i] = add_bias(detail::dot_float(p.x + r * p.k, wr + i * p.k, p.k), p.bias, c0 + i);
+    }
+  });
   return Error::Ok;
 }
 
@@ -121,24 +124,30 @@ Error quantize_x(KernelContext& ctx, const Problem& p, QuantizedX* a) {
 
 Error linear_int8(KernelContext& ctx, const Problem& p) {
   QuantizedX a;
-  int8_t* unpacked = nullptr;  // (kRows, k) 4-bit rows as int8
   Error e = quantize_x(ctx, p, &a);
-  if (e == Error::Ok && p.w.bits == 4) e = detail::temp_array(ctx, kOp, "unpacked weight rows", kRows * p.k, &unpacked);
   if (e != Error::Ok) return e;
-  for (int64_t c0 = 0; c0 < p.n; c0 += kRows) {
-    const int64_t rows = p.n - c0 < kRows ? p.n - c0 : kRows;
-    const int8_t* q8[kRows];
-    const uint8_t* u8[kRows];
-    for (int64_t i = 0; i < rows; ++i) {
-      if (p.w.bits == 4) detail::unpack_row_4bit(p.w, c0 + i, unpacked + i * p.k);
-      q8[i] = p.w.bits == 4 ? unpacked + i * p.k : reinterpret_cast<const int8_t*>(p.w.row(c0 + i));
-      u8[i] = p.w.row(c0 + i);
+  const int64_t blocks = (p.n + kRows - 1) / kRows;
+  const int64_t slices = detail::slice_count(ctx, blocks, kRows * row_work(p));
+  int8_t* unpacked = nullptr;  // per slice (kRows, k) 4-bit rows as int8
+  if (p.w.bits == 4) e = detail::temp_array(ctx, kOp, "unpacked weight rows", slices * kRows * p.k, &unpacked);
+  if (e != Error::Ok) return e;
+  detail::parallel_slices(ctx, blocks, slices, [&](int64_t s, int64_t b0, int64_t b1) {
+    int8_t* un = unpacked != nullptr ? unpacked + s * kRows * p.k : nullptr;
+    for (int64_t c0 = b0 * kRows; c0 < p.n && c0 < b1 * kRows; c0 += kRows) {
+      const int64_t rows = p.n - c0 < kRows ? p.n - c0 : kRows;
+      const int8_t* q8[kRows];
+      const uint8_t* u8[kRows];
+      for (int64_t i = 0; i < rows; ++i) {
+        if (p.w.bits == 4) detail::unpack_row_4bit(p.w, c0 + i, un + i * p.k);
+        q8[i] = p.w.bits == 4 ? un + i * p.k : reinterpret_cast<const int8_t*>(p.w.row(c0 + i));
+        u8[i] = p.w.row(c0 + i);
+      }
+      if (p.w.bits == 8 && !p.w.symmetric())
+        columns_int8(p, a, c0, rows, u8);
+      else
+        columns_int8(p, a, c0, rows, q8);
     }
-    if (p.w.bits == 8 && !p.w.symmetric())
-      columns_int8(p, a, c0, rows, u8);
-    else
-      columns_int8(p, a, c0, rows, q8);
-  }
+  });
   return Error::Ok;
 }
 
@@ -175,19 +184,32 @@ Error parse(KernelContext& ctx, Value** args, Problem* p) {
 
 }  // namespace
 
-Error op_linear_q(KernelContext& ctx, Value** args) {
-  Problem p;
-  Error e = parse(ctx, args, &p);
+namespace detail {
+
+Error prepare_linear_q(KernelContext& ctx, Value** args, LinearQProblem* p) {
+  Error e = parse(ctx, args, p);
   if (e != Error::Ok) return e;
   const Tensor& x = args[0]->tensor;
   Tensor& out = args[8]->tensor;
   int64_t sizes[kMaxDim];
   for (int d = 0; d < x.dim; ++d) sizes[d] = x.sizes[d];
-  sizes[x.dim - 1] = p.n;
-  e = detail::resize_output(ctx, kOp, out, sizes, x.dim);
+  sizes[x.dim - 1] = p->n;
+  e = resize_output(ctx, kOp, out, sizes, x.dim);
   if (e != Error::Ok) return e;
-  p.y = out.data_as<float>();
+  p->y = out.data_as<float>();
+  return Error::Ok;
+}
+
+Error linear_q_portable(KernelContext& ctx, const LinearQProblem& p) {
   return p.act_mode == 0 ? linear_fp32(ctx, p) : linear_int8(ctx, p);
+}
+
+}  // namespace detail
+
+Error op_linear_q(KernelContext& ctx, Value** args) {
+  detail::LinearQProblem p;
+  Error e = detail::prepare_linear_q(ctx, args, &p);
+  return e != Error::Ok ? e : detail::linear_q_portable(ctx, p);
 }
 
 }  // namespace pocket

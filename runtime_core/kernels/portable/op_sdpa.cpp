@@ -2,23 +2,25 @@
 //
 // Causal attention of q [B, Hq, T, D] at positions start_pos .. start_pos+T-1 over the first
 // start_pos+T positions of k_cache/v_cache [B, Hkv, S, D]; query head h reads kv head
-// h / (Hq / Hkv) (grouped-query attention). float32.
+// h / (Hq / Hkv) (grouped-query attention). float32. Parallel over (batch, head).
 #include <cmath>
 
 #include "llm_util.h"
+#include "parallel_util.h"
+#include "parts.h"
 
 namespace pocket {
+namespace detail {
 
-Error op_sdpa(KernelContext& ctx, Value** args) {
+Error prepare_sdpa(KernelContext& ctx, Value** args, SdpaArgs* a) {
   const Tensor& q = args[0]->tensor;
   const Tensor& k = args[1]->tensor;
   const Tensor& v = args[2]->tensor;
-  const float scale = static_cast<float>(args[4]->d);
   Tensor& out = args[5]->tensor;
   if (q.dim != 4 || k.dim != 4 || v.dim != 4)
     return ctx.fail(Error::InvalidArgument, "sdpa: q, k_cache and v_cache must be 4-d");
   for (const Tensor* t : {&q, &k, &v, static_cast<const Tensor*>(&out)}) {
-    Error e = detail::expect_dtype(ctx, "sdpa", "tensor", *t, ScalarType::Float32);
+    Error e = expect_dtype(ctx, "sdpa", "tensor", *t, ScalarType::Float32);
     if (e != Error::Ok) return e;
     if (t != &out && !t->is_contiguous()) return ctx.fail(Error::InvalidArgument, "sdpa: inputs must be contiguous");
   }
@@ -29,40 +31,72 @@ Error op_sdpa(KernelContext& ctx, Value** args) {
     return ctx.fail(Error::InvalidArgument, "sdpa: q [%lld, %lld, %lld, %lld] does not fit caches with %lld heads",
                     static_cast<long long>(B), static_cast<long long>(Hq), static_cast<long long>(T),
                     static_cast<long long>(D), static_cast<long long>(Hkv));
-  int64_t start = 0;
-  Error e = detail::read_start_pos(ctx, "sdpa", args[3]->tensor, S - T, &start);
+  Error e = read_start_pos(ctx, "sdpa", args[3]->tensor, S - T, &a->start);
   if (e != Error::Ok) return e;
-  e = detail::resize_output(ctx, "sdpa", out, q.sizes, 4);
+  e = resize_output(ctx, "sdpa", out, q.sizes, 4);
   if (e != Error::Ok) return e;
-  float* scores = static_cast<float*>(ctx.allocate_temp(static_cast<size_t>(start + T) * sizeof(float)));
-  if (scores == nullptr) return ctx.fail(Error::OutOfMemory, "sdpa: no scratch memory for %lld scores",
-                                         static_cast<long long>(start + T));
-  const int64_t group = Hq / Hkv;
-  for (int64_t b = 0; b < B; ++b)
-    for (int64_t h = 0; h < Hq; ++h) {
-      const float* kh = k.data_as<float>() + ((b * Hkv + h / group) * S) * D;  // (S, D)
-      const float* vh = v.data_as<float>() + ((b * Hkv + h / group) * S) * D;
-      for (int64_t t = 0; t < T; ++t) {
-        const float* qt = q.data_as<float>() + ((b * Hq + h) * T + t) * D;
-        float* ot = out.data_as<float>() + ((b * Hq + h) * T + t) * D;
-        const int64_t len = start + t + 1;  // causal: positions 0 .. start+t
-        float max = -INFINITY;
-        for (int64_t j = 0; j < len; ++j) {
-          float s = 0;
-          for (int64_t d = 0; d < D; ++d) s += qt[d] * kh[j * D + d];
-          scores[j] = s * scale;
-          max = scores[j] > max ? scores[j] : max;
-        }
-        float sum = 0;
-        for (int64_t j = 0; j < len; ++j) sum += scores[j] = std::exp(scores[j] - max);
-        for (int64_t d = 0; d < D; ++d) ot[d] = 0;
-        for (int64_t j = 0; j < len; ++j) {
-          const float w = scores[j] / sum;
-          for (int64_t d = 0; d < D; ++d) ot[d] += w * vh[j * D + d];
-        }
-      }
-    }
+  a->q = q.data_as<const float>();
+  a->k = k.data_as<const float>();
+  a->v = v.data_as<const float>();
+  a->out = out.data_as<float>();
+  a->B = B;
+  a->Hq = Hq;
+  a->T = T;
+  a->D = D;
+  a->Hkv = Hkv;
+  a->S = S;
+  a->scale = static_cast<float>(args[4]->d);
   return Error::Ok;
+}
+
+namespace {
+
+// Head (b, h): all T query rows. `scores` holds start + T floats.
+void attend_head(const SdpaArgs& a, int64_t b, int64_t h, float* scores) {
+  const int64_t D = a.D, S = a.S, T = a.T, group = a.Hq / a.Hkv;
+  const float* kh = a.k + ((b * a.Hkv + h / group) * S) * D;  // (S, D)
+  const float* vh = a.v + ((b * a.Hkv + h / group) * S) * D;
+  for (int64_t t = 0; t < T; ++t) {
+    const float* qt = a.q + ((b * a.Hq + h) * T + t) * D;
+    float* ot = a.out + ((b * a.Hq + h) * T + t) * D;
+    const int64_t len = a.start + t + 1;  // causal: positions 0 .. start+t
+    float max = -INFINITY;
+    for (int64_t j = 0; j < len; ++j) {
+      float s = 0;
+      for (int64_t d = 0; d < D; ++d) s += qt[d] * kh[j * D + d];
+      scores[j] = s * a.scale;
+      max = scores[j] > max ? scores[j] : max;
+    }
+    float sum = 0;
+    for (int64_t j = 0; j < len; ++j) sum += scores[j] = std::exp(scores[j] - max);
+    for (int64_t d = 0; d < D; ++d) ot[d] = 0;
+    for (int64_t j = 0; j < len; ++j) {
+      const float w = scores[j] / sum;
+      for (int64_t d = 0; d < D; ++d) ot[d] += w * vh[j * D + d];
+    }
+  }
+}
+
+}  // namespace
+
+Error sdpa_portable(KernelContext& ctx, const SdpaArgs& a) {
+  const int64_t heads = a.B * a.Hq, len = a.start + a.T;
+  const int64_t slices = slice_count(ctx, heads, a.T * len * a.D * 2);
+  float* scores = nullptr;  // per slice (start + T)
+  Error e = temp_array(ctx, "sdpa", "scores", slices * len, &scores);
+  if (e != Error::Ok) return e;
+  parallel_slices(ctx, heads, slices, [&](int64_t s, int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) attend_head(a, i / a.Hq, i % a.Hq, scores + s * len);
+  });
+  return Error::Ok;
+}
+
+}  // namespace detail
+
+Error op_sdpa(KernelContext& ctx, Value** args) {
+  detail::SdpaArgs a;
+  Error e = detail::prepare_sdpa(ctx, args, &a);
+  return e != Error::Ok ? e : detail::sdpa_portable(ctx, a);
 }
 
 }  // namespace pocket

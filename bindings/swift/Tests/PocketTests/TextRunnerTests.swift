@@ -136,26 +136,29 @@ final class TextRunnerTests: XCTestCase {
   func testStopWhileGeneratingOnABackgroundThread() throws {
     let runner = try makeRunner()
     let firstPiece = DispatchSemaphore(value: 0)
+    let stopCalled = DispatchSemaphore(value: 0)
     let done = DispatchSemaphore(value: 0)
     let result = Box<Result<String, Error>>()
-    let gate = Box<Bool>()
+    let seen = Box<Int>()
     Thread.detachNewThread {
       result.value = Result {
         try runner.generate("Once upon a time", config: .init(maxNewTokens: 120)) { _ in
-          if gate.value == nil {
-            gate.value = true
+          seen.value = (seen.value ?? 0) + 1
+          if seen.value == 1 {
             firstPiece.signal()
-            Thread.sleep(forTimeInterval: 0.05)  // give the stop a moment to land mid-generation
+            _ = stopCalled.wait(timeout: .now() + 30)  // hold the generation until stop() has landed
           }
         }
       }
       done.signal()
     }
     firstPiece.wait()
-    runner.stop()
+    runner.stop()  // from this thread, while the other one generates
+    stopCalled.signal()
     XCTAssertEqual(done.wait(timeout: .now() + 60), .success)
-    XCTAssertNoThrow(try result.value?.get())
+    XCTAssertFalse(try XCTUnwrap(result.value).get().isEmpty)
     XCTAssertEqual(runner.stats.stopReason, .cancelled)
+    XCTAssertLessThanOrEqual(seen.value ?? 0, 2)
   }
 
   func testThrowingClosureStopsAndRethrows() throws {

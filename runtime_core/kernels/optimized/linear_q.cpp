@@ -1,0 +1,136 @@
+// Driver of pocket::linear_q over an ISA's microkernels (formats: schema/QUANTIZATION.md).
+//
+// act_mode 0 (fp32 activations), group_size % 16 == 0:
+//   m <= kGemvRows: the weight is dequantized in registers, group by group (gemv);
+//   larger m:       blocks of weight rows are dequantized (exactly, as the reference) into
+//                   per-thread scratch and multiplied by all rows of x with the fp32 GEMM.
+// act_mode 1, 2 (int8 activations), group_size % 32 == 0: x is quantized once (bit-exact
+//   with the portable kernel), packed to int8 and its per-group sums taken; the microkernel
+//   takes exact integer dot products and applies the scales in double.
+// Other group sizes run the portable kernel. Work is split over weight rows.
+#include "../portable/parallel_util.h"
+#include "ukernels.h"
+
+namespace pocket {
+namespace detail {
+
+namespace {
+
+constexpr const char* kOp = "linear_q";
+constexpr int64_t kGemvRows = 4;
+constexpr int64_t kBlock = 32;
+
+// Row r of x for the 4-bit gemv: each 16 columns as [even columns, odd columns].
+void permute_x_f32(const float* x, int64_t k, float* out) {
+  for (int64_t c = 0; c < k; c += 16)
+    for (int64_t i = 0; i < 8; ++i) {
+      out[c + i] = x[c + 2 * i];
+      out[c + 8 + i] = x[c + 2 * i + 1];
+    }
+}
+
+Error run_f32(KernelContext& ctx, const LinearQProblem& p, const GemmKernels& g, const LinearQF32Kernels& f) {
+  if (p.m <= kGemvRows) {
+    const float* x = p.x;
+    if (p.w.bits == 4) {
+      float* xp = nullptr;
+      Error e = temp_array(ctx, kOp, "permuted activations", p.m * p.k, &xp);
+      if (e != Error::Ok) return e;
+      for (int64_t r = 0; r < p.m; ++r) permute_x_f32(p.x + r * p.k, p.k, xp + r * p.k);
+      x = xp;
+    }
+    ctx.parallel_for(p.n, grain_for((p.m + 1) * p.k), [&](int64_t c0, int64_t c1) {
+      f.gemv(x, p.m, p.w, c0, c1, p.bias, p.y, p.n);
+    });
+    return Error::Ok;
+  }
+  // Blocks of weight rows small enough to stay in L2 while all rows of x pass over them.
+  int64_t rows = (128 * 1024) / (4 * p.k);
+  rows = rows < 8 ? 8 : rows > 256 ? 256 : rows / 8 * 8;
+  const int64_t blocks = (p.n + rows - 1) / rows;
+  const int64_t slices = slice_count(ctx, blocks, rows * p.m * p.k);
+  float* scratch = nullptr;  // per slice (rows, k)
+  Error e = temp_array(ctx, kOp, "dequantized weight rows", slices * rows * p.k, &scratch);
+  if (e != Error::Ok) return e;
+  parallel_slices(ctx, blocks, slices, [&](int64_t s, int64_t b0, int64_t b1) {
+    float* wrows = scratch + s * rows * p.k;
+    for (int64_t c0 = b0 * rows; c0 < p.n && c0 < b1 * rows; c0 += rows) {
+      const int64_t c1 = c0 + rows < p.n ? c0 + rows : p.n;
+      f.dequantize(p.w, c0, c1, wrows);
+      g.nt(p.m, c1 - c0, p.k, p.x, p.k, wrows, p.k, p.bias != nullptr ? p.bias + c0 : nullptr, p.y + c0, p.n);
+    }
+  });
+  return Error::Ok;
+}
+
+// Quantizes x as the portable kernel does (int16 values), then packs them to int8 (4-bit
+// weights: each block of 32 as [even columns, odd columns]) and takes the per-group sums
+// the microkernels' corrections need.
+Error quantize_x(KernelContext& ctx, const LinearQProblem& p, LinearQI8Problem* q) {
+  const int64_t scale_cols = p.act_mode == 1 ? p.k : kBlock;
+  const int64_t groups = p.w.groups, g = p.w.group_size;
+  int16_t* x16 = nullptr;
+  int8_t* xq = nullptr;
+  float* sx = nullptr;
+  double* xs = nullptr;
+  Error e = temp_array(ctx, kOp, "int8 activations", p.m * p.k, &x16);
+  if (e == Error::Ok) e = temp_array(ctx, kOp, "packed int8 activations", p.m * p.k, &xq);
+  if (e == Error::Ok) e = temp_array(ctx, kOp, "activation scales", p.m * (p.k / scale_cols), &sx);
+  if (e == Error::Ok) e = temp_array(ctx, kOp, "activation sums", p.m * groups, &xs);
+  if (e != Error::Ok) return e;
+  quantize_activations(p.x, p.m, p.k, scale_cols, x16, sx);
+  for (int64_t r = 0; r < p.m; ++r) {
+    const int16_t* src = x16 + r * p.k;
+    int8_t* dst = xq + r * p.k;
+    for (int64_t c = 0; c < p.k; c += kBlock)
+      for (int64_t i = 0; i < kBlock; ++i)
+        dst[c + i] = static_cast<int8_t>(p.w.bits == 4 ? src[c + (i < 16 ? 2 * i : 2 * (i - 16) + 1)] : src[c + i]);
+    for (int64_t j = 0; j < groups; ++j) {
+      double sum = 0;
+      for (int64_t b = j * g; b < (j + 1) * g; b += kBlock) {
+        const int32_t block_sum = sum_int16(src + b, kBlock);
+        sum += p.act_mode == 1 ? static_cast<double>(block_sum)
+                               : static_cast<double>(block_sum) * sx[r * (p.k / kBlock) + b / kBlock];
+      }
+      xs[r * groups + j] = sum;
+    }
+  }
+  q->xq = xq;
+  q->sx = sx;
+  q->xs = xs;
+  return Error::Ok;
+}
+
+Error run_i8(KernelContext& ctx, const LinearQProblem& p, const LinearQI8Kernels& k) {
+  LinearQI8Problem q;
+  Error e = quantize_x(ctx, p, &q);
+  if (e != Error::Ok) return e;
+  q.w = p.w;
+  q.bias = p.bias;
+  q.y = p.y;
+  q.m = p.m;
+  q.k = p.k;
+  q.n = p.n;
+  q.act_mode = static_cast<int>(p.act_mode);
+  ctx.parallel_for((p.n + 3) / 4, grain_for(4 * p.m * p.k), [&](int64_t t0, int64_t t1) {
+    k.run(q, t0 * 4, t1 * 4 < p.n ? t1 * 4 : p.n);
+  });
+  return Error::Ok;
+}
+
+}  // namespace
+
+Error linear_q_with(KernelContext& ctx, Value** args, const GemmKernels& g, const LinearQF32Kernels& f32,
+                    const LinearQI8Kernels& i8) {
+  LinearQProblem p;
+  Error e = prepare_linear_q(ctx, args, &p);
+  if (e != Error::Ok) return e;
+  if (p.m == 0 || p.n == 0) return Error::Ok;
+  const int64_t g_size = p.w.group_size;
+  if (p.act_mode == 0 && g_size % 16 == 0) return run_f32(ctx, p, g, f32);
+  if (p.act_mode != 0 && g_size % kBlock == 0 && g_size <= kMaxDot) return run_i8(ctx, p, i8);
+  return linear_q_portable(ctx, p);
+}
+
+}  // namespace detail
+}  // namespace pocket

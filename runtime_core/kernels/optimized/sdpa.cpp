@@ -1,0 +1,32 @@
+// Driver of pocket::sdpa: parallel over (batch, head) like the portable kernel; each query
+// row runs the ISA's SdpaRowFn (vectorized dot products, exponentials and accumulation).
+#include "../portable/parallel_util.h"
+#include "ukernels.h"
+
+namespace pocket {
+namespace detail {
+
+Error sdpa_with(KernelContext& ctx, Value** args, SdpaRowFn row) {
+  SdpaArgs a;
+  Error e = prepare_sdpa(ctx, args, &a);
+  if (e != Error::Ok) return e;
+  const int64_t heads = a.B * a.Hq, len = a.start + a.T, group = a.Hq / a.Hkv;
+  const int64_t slices = slice_count(ctx, heads, a.T * len * a.D * 2);
+  float* scores = nullptr;  // per slice (start + T)
+  e = temp_array(ctx, "sdpa", "scores", slices * len, &scores);
+  if (e != Error::Ok) return e;
+  parallel_slices(ctx, heads, slices, [&](int64_t s, int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) {
+      const int64_t b = i / a.Hq, h = i % a.Hq;
+      const float* kh = a.k + (b * a.Hkv + h / group) * a.S * a.D;  // (S, D)
+      const float* vh = a.v + (b * a.Hkv + h / group) * a.S * a.D;
+      for (int64_t t = 0; t < a.T; ++t)
+        row(a.q + (i * a.T + t) * a.D, kh, vh, a.start + t + 1, a.D, a.scale, scores + s * len,
+            a.out + (i * a.T + t) * a.D);
+    }
+  });
+  return Error::Ok;
+}
+
+}  // namespace detail
+}  // namespace pocket

@@ -1,0 +1,128 @@
+// Microkernel interfaces: what each ISA file (<op>_<variant>_<isa>.cpp, see optimized.h)
+// provides, and the ISA-independent drivers (gemm.cpp, conv.cpp, linear_q.cpp, sdpa.cpp)
+// call. A microkernel computes one block of an op's output single-threaded; the drivers
+// check arguments (through kernels/portable/parts.h), split the work over the thread pool
+// and fall back to the portable computation for the cases the microkernels do not cover.
+#pragma once
+
+#include <cstdint>
+
+#include "../portable/parts.h"
+
+namespace pocket {
+namespace detail {
+
+// ---- fp32 matrix products (gemm_f32_<isa>.cpp)
+
+// "nt": C[i, j] = bias[j] (0 without bias) + Σ_p A[i*lda + p] · B[j*ldb + p], for i < m,
+// j < n, C[i*ldc + j]. Rows of A and B contiguous: x · wᵀ of aten::linear, mm with a
+// transposed right operand.
+using GemmNtFn = void (*)(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b,
+                          int64_t ldb, const float* bias, float* c, int64_t ldc);
+// "nn": C[i, j] = bias[i] (0 without bias) + Σ_p A[i*a_rs + p*a_cs] · B[p*ldb + j]. Rows of
+// B contiguous: mm, 1x1 convolutions (A the weight, B the input plane).
+using GemmNnFn = void (*)(int64_t m, int64_t n, int64_t k, const float* a, int64_t a_rs, int64_t a_cs,
+                          const float* b, int64_t ldb, const float* bias, float* c, int64_t ldc);
+
+struct GemmKernels {
+  GemmNtFn nt;
+  GemmNnFn nn;
+  int nt_mr, nt_nr;  // register tile of nt (rows of A, rows of B)
+  int nn_mr, nn_nr;  // register tile of nn (rows of A, columns of B)
+};
+
+// ---- depthwise 3x3 convolution, float32 (dwconv3x3_f32_<isa>.cpp)
+
+// One channel: y (oh, ow) = bias + Σ_{i,j<3} w[i*3 + j] · x[oh*stride + i - pad_h,
+// ow*stride + j - pad_w] (x (ih, iw), zero outside), stride 1 or 2, dilation 1.
+using DwConv3x3Fn = void (*)(const float* x, int64_t ih, int64_t iw, const float* w, float bias,
+                             int64_t stride, int64_t pad_h, int64_t pad_w, float* y, int64_t oh, int64_t ow);
+
+// ---- pocket::linear_q
+
+// fp32 activations (linear_q_f32_<isa>.cpp).
+//   gemv: y[r*ldy + c] = bias[c] + x_r · dequantize(w row c) for r < m (m <= 4), c in
+//         [c0, c1). x rows are k floats apart; for 4-bit weights each 16 columns of x are
+//         permuted to [x0, x2, ..., x14, x1, x3, ..., x15] (pack_x_f32), matching the nibble
+//         order of 8 packed bytes. Needs group_size % 16 == 0.
+//   dequantize: rows [r0, r1) of w as floats (r1 - r0, k), rounded exactly as the
+//         reference (q * scale, then + min, never fused).
+struct LinearQF32Kernels {
+  void (*gemv)(const float* x, int64_t m, const QuantWeight& w, int64_t c0, int64_t c1, const float* bias,
+               float* y, int64_t ldy);
+  void (*dequantize)(const QuantWeight& w, int64_t r0, int64_t r1, float* out);
+};
+
+// int8 activations (linear_q_i8_<isa>.cpp), act_mode 1 or 2, group_size % 32 == 0.
+//
+// x is quantized once per call (bit-exact with the portable kernel) to xq (m, k) int8; for
+// 4-bit weights each block of 32 columns is permuted to [even columns, odd columns] so that
+// 16 packed bytes (low nibbles, then high nibbles) line up with it. A microkernel computes
+// with exact integer dot products of xq and the weight's stored values u (nibbles, int8 or
+// uint8, possibly offset: Σ xq·q = Σ xq·u - offset·Σ xq), then scales in double:
+//   act_mode 1: y = sx[r] · (Σ_groups scale·Σxq·u  +  Σ_groups corr·xs[r, group])
+//   act_mode 2: y = Σ_blocks sx[r, b]·scale·Σxq·u  +  Σ_groups corr·xs[r, group]
+// with corr = min - offset·scale (per weight row and group) and xs the driver's per-group
+// sums of xq (act_mode 1) or of sx·Σxq over the group's blocks (act_mode 2).
+struct LinearQI8Problem {
+  QuantWeight w;
+  const int8_t* xq = nullptr;  // (m, k)
+  const float* sx = nullptr;   // act_mode 1: (m); act_mode 2: (m, k / 32)
+  const double* xs = nullptr;  // (m, groups)
+  const float* bias = nullptr;
+  float* y = nullptr;          // (m, n)
+  int64_t m = 0, k = 0, n = 0;
+  int act_mode = 1;
+};
+struct LinearQI8Kernels {
+  // y[:, c0:c1) for all m rows.
+  void (*run)(const LinearQI8Problem& p, int64_t c0, int64_t c1);
+  // The weight offset the microkernel uses for a format (bits, symmetric).
+  int (*offset)(int bits, bool symmetric);
+};
+
+// ---- pocket::sdpa (sdpa_f32_<isa>.cpp)
+
+// One query row over len cached positions: o (d) = softmax(scale · K q) · V, with K, V
+// (len, d) rows d floats apart. `scores` holds len floats.
+using SdpaRowFn = void (*)(const float* q, const float* k, const float* v, int64_t len, int64_t d, float scale,
+                           float* scores, float* o);
+
+// ---- the microkernels of each ISA (defined in the ISA files; x86-64 or arm64 only)
+#if defined(__x86_64__)
+extern const GemmKernels kGemmAvx2;
+extern const GemmKernels kGemmAvx512;
+extern const DwConv3x3Fn kDwConv3x3Avx2;
+extern const LinearQF32Kernels kLinearQF32Avx2;
+extern const LinearQF32Kernels kLinearQF32Avx512;
+extern const LinearQI8Kernels kLinearQI8Avx2;
+extern const LinearQI8Kernels kLinearQI8Avx512Vnni;
+extern const SdpaRowFn kSdpaAvx2;
+#endif
+#if defined(__aarch64__)
+extern const GemmKernels kGemmNeon;
+extern const DwConv3x3Fn kDwConv3x3Neon;
+extern const LinearQF32Kernels kLinearQF32Neon;
+extern const LinearQI8Kernels kLinearQI8Neon;
+extern const LinearQI8Kernels kLinearQI8NeonDot;
+extern const SdpaRowFn kSdpaNeon;
+#endif
+
+// ---- drivers (ISA-independent)
+Error linear_with(KernelContext& ctx, Value** args, const GemmKernels& g);
+// The product of aten::mm, bmm and addmm (portable when neither operand has a contiguous
+// dimension the microkernels can stream).
+void matmul_with(KernelContext& ctx, const Matmul& p, const GemmKernels& g);
+Error conv_with(KernelContext& ctx, Value** args, const GemmKernels& g, DwConv3x3Fn dw);
+Error linear_q_with(KernelContext& ctx, Value** args, const GemmKernels& g, const LinearQF32Kernels& f32,
+                    const LinearQI8Kernels& i8);
+Error sdpa_with(KernelContext& ctx, Value** args, SdpaRowFn row);
+
+// Parallel fp32 products over the thread pool, cut into blocks that suit g's tiles.
+void gemm_nt(KernelContext& ctx, const GemmKernels& g, int64_t m, int64_t n, int64_t k, const float* a,
+             int64_t lda, const float* b, int64_t ldb, const float* bias, float* c, int64_t ldc);
+void gemm_nn(KernelContext& ctx, const GemmKernels& g, int64_t m, int64_t n, int64_t k, const float* a,
+             int64_t a_rs, int64_t a_cs, const float* b, int64_t ldb, const float* bias, float* c, int64_t ldc);
+
+}  // namespace detail
+}  // namespace pocket
