@@ -1,13 +1,27 @@
 #!/usr/bin/env bash
-# The whole test suite: installs what it needs, then runs the native checks (host ctest,
-# strict core build and its size budget, linux-aarch64 under qemu) and the Python tests.
-set -euo pipefail
+# The whole test suite (what CI runs): installs what it needs, then
+#   native  host ctest, the strict core build and its size budget, linux-aarch64 under qemu
+#   swift   the Swift package (swift build, XCTest, the pocket-chat demo)
+#   pytest  kernels vs ATen, models vs eager PyTorch, LLMs vs transformers, bad input
+# Every step runs; the script fails at the end if any step failed.
+set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
-scripts/setup.sh --test
-echo "==> native checks"
-scripts/check_native.sh
-echo "==> swift"
-POCKET_LIB_DIR="$root/build/host" bindings/swift/test.sh
-echo "==> pytest"
-python3 -m pytest -q -p no:cacheprovider tests
+scripts/setup.sh --test || exit 1
+
+failed=()
+step() {  # name command...
+  local name=$1
+  shift
+  echo "==> $name"
+  "$@" || failed+=("$name")
+}
+
+step native scripts/check_native.sh
+step swift env POCKET_LIB_DIR="$root/build/host" bindings/swift/test.sh
+step pytest python3 -m pytest -q -p no:cacheprovider tests
+
+if [ ${#failed[@]} -gt 0 ]; then
+  echo "failed steps: ${failed[*]}"
+  exit 1
+fi

@@ -1,0 +1,90 @@
+// Depthwise 3x3 convolution of one channel, float32, AVX2 + FMA (x86-64): 8 output columns
+// per vector where all three taps of a row lie inside the input; stride 2 de-interleaves two
+// loaded vectors into even and odd columns. Borders (padding) are computed one column at a
+// time with bounds checks.
+#if defined(__x86_64__)
+
+#include <immintrin.h>
+
+#include "ukernels.h"
+
+#define POCKET_TARGET __attribute__((target("avx2,fma")))
+
+namespace pocket {
+namespace detail {
+
+namespace {
+
+// One output column with bounds checks.
+inline float column(const float* const rows[3], const float* w, float bias, int64_t ix0, int64_t iw) {
+  float acc = bias;
+  for (int kh = 0; kh < 3; ++kh) {
+    if (rows[kh] == nullptr) continue;
+    for (int kw = 0; kw < 3; ++kw) {
+      const int64_t ix = ix0 + kw;
+      if (ix >= 0 && ix < iw) acc += w[kh * 3 + kw] * rows[kh][ix];
+    }
+  }
+  return acc;
+}
+
+// Even and odd floats of p[0, 16).
+POCKET_TARGET inline void deinterleave(const float* p, __m256* even, __m256* odd) {
+  const __m256 a = _mm256_loadu_ps(p), b = _mm256_loadu_ps(p + 8);
+  *even = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(a, b, 0x88)), 0xD8));
+  *odd = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(a, b, 0xDD)), 0xD8));
+}
+
+POCKET_TARGET void dwconv3x3(const float* x, int64_t ih, int64_t iw, const float* w, float bias, int64_t stride,
+                             int64_t pad_h, int64_t pad_w, float* y, int64_t oh, int64_t ow) {
+  __m256 wv[9];
+  for (int i = 0; i < 9; ++i) wv[i] = _mm256_set1_ps(w[i]);
+  const __m256 bv = _mm256_set1_ps(bias);
+  // Vector columns [lo, hi): every float the loads touch lies inside the row (stride 2
+  // loads one float past the last tap).
+  const int64_t lo = (pad_w + stride - 1) / stride;
+  const int64_t last = iw - (stride == 1 ? 3 : 4) + pad_w;  // ox * stride <= last
+  int64_t hi = last < 0 ? 0 : last / stride + 1;
+  hi = hi > ow ? ow : hi;
+  for (int64_t oy = 0; oy < oh; ++oy) {
+    const float* rows[3];
+    for (int kh = 0; kh < 3; ++kh) {
+      const int64_t iy = oy * stride - pad_h + kh;
+      rows[kh] = iy >= 0 && iy < ih ? x + iy * iw : nullptr;
+    }
+    float* yr = y + oy * ow;
+    int64_t ox = 0;
+    for (; ox < lo && ox < ow; ++ox) yr[ox] = column(rows, w, bias, ox * stride - pad_w, iw);
+    for (; ox + 8 <= hi; ox += 8) {
+      __m256 acc = bv;
+      const int64_t ix = ox * stride - pad_w;
+      for (int kh = 0; kh < 3; ++kh) {
+        if (rows[kh] == nullptr) continue;
+        const float* r = rows[kh] + ix;
+        if (stride == 1) {
+          acc = _mm256_fmadd_ps(wv[kh * 3], _mm256_loadu_ps(r), acc);
+          acc = _mm256_fmadd_ps(wv[kh * 3 + 1], _mm256_loadu_ps(r + 1), acc);
+          acc = _mm256_fmadd_ps(wv[kh * 3 + 2], _mm256_loadu_ps(r + 2), acc);
+        } else {
+          __m256 e0, o0, e2, o2;
+          deinterleave(r, &e0, &o0);
+          deinterleave(r + 2, &e2, &o2);
+          acc = _mm256_fmadd_ps(wv[kh * 3], e0, acc);
+          acc = _mm256_fmadd_ps(wv[kh * 3 + 1], o0, acc);
+          acc = _mm256_fmadd_ps(wv[kh * 3 + 2], e2, acc);
+        }
+      }
+      _mm256_storeu_ps(yr + ox, acc);
+    }
+    for (; ox < ow; ++ox) yr[ox] = column(rows, w, bias, ox * stride - pad_w, iw);
+  }
+}
+
+}  // namespace
+
+extern const DwConv3x3Fn kDwConv3x3Avx2 = dwconv3x3;
+
+}  // namespace detail
+}  // namespace pocket
+
+#endif  // __x86_64__
