@@ -27,10 +27,10 @@ Error op_update_cache(KernelContext& ctx, Value** args) {
   if (e != Error::Ok) return e;
   const size_t row = static_cast<size_t>(cache.sizes[3]) * element_size(cache.dtype);
   uint8_t* dst = static_cast<uint8_t*>(out.data);
-  if (dst != cache.data) memcpy(dst, cache.data, cache.nbytes());
+  if (dst != cache.data) memmove(dst, cache.data, cache.nbytes());
   const uint8_t* src = static_cast<const uint8_t*>(value.data);
   for (int64_t bh = 0; bh < cache.sizes[0] * cache.sizes[1]; ++bh)  // (batch, head)
-    memcpy(dst + (bh * S + start) * row, src + bh * T * row, static_cast<size_t>(T) * row);
+    memmove(dst + (bh * S + start) * row, src + bh * T * row, static_cast<size_t>(T) * row);
   return Error::Ok;
 }
 

@@ -49,7 +49,7 @@ template <size_t kSize>
 static void copy_fixed(char* dst, const char* src, const int64_t* sizes, int dim,
                        const int64_t (*strides)[kMaxDim]) {
   for_each_offset<2>(sizes, dim, strides, [&](const int64_t* o) {
-    std::memcpy(dst + o[0] * static_cast<int64_t>(kSize), src + o[1] * static_cast<int64_t>(kSize),
+    std::memmove(dst + o[0] * static_cast<int64_t>(kSize), src + o[1] * static_cast<int64_t>(kSize),
                 kSize);
   });
 }
@@ -70,7 +70,7 @@ void copy_elements(const Tensor& dst, const Tensor& src) {
     if (dim == 1 && d == s) return;  // copying a contiguous tensor onto itself
     size_t row = static_cast<size_t>(sizes[dim - 1] * es);
     for_each_offset<2>(sizes, dim - 1, strides,
-                       [&](const int64_t* o) { std::memcpy(d + o[0] * es, s + o[1] * es, row); });
+                       [&](const int64_t* o) { std::memmove(d + o[0] * es, s + o[1] * es, row); });
     return;
   }
   switch (es) {

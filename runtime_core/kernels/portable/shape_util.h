@@ -53,7 +53,7 @@ inline void copy_element(char* dst, const char* src, size_t size) {
     case 2: std::memcpy(dst, src, 2); break;
     case 4: std::memcpy(dst, src, 4); break;
     case 8: std::memcpy(dst, src, 8); break;
-    default: std::memcpy(dst, src, size); break;
+    default: std::memmove(dst, src, size); break;
   }
 }
 
