@@ -161,7 +161,8 @@ def test_linear_q_errors():
     linear_q_error([x, q4, s4, None, torch.randn(4), 4, 8, 0], (2, 3),
                    r"linear_q: bias has shape \[4\], expected \[3\]")
     linear_q_error([x, q4, s4, None, None, 4, 8, 2], (2, 3),
-                   r"linear_q: act_mode 2 \(int8 per block of 32\) needs a group_size that is a multiple of 32, got 8")
+                   r"linear_q: act_mode 2 \(int8 per block of 32\) needs a group_size that is a multiple of 32, "
+                   r"got 8")
     linear_q_error([torch.randn(()), q4, s4, None, None, 4, 8, 0], (3,), r"linear_q: x is 0-d")
     linear_q_error([x, q4[0], s4, None, None, 4, 8, 0], (2, 3),
                    r"linear_q: qweight has shape \[16\], expected 2 dims")
@@ -196,7 +197,8 @@ def test_embedding_q_errors():
 
     fails([q, s, m, torch.tensor([1, 8]), 4, 8], r"embedding_q: index 8 is out of range for a table of 8 rows")
     fails([q, s, m, torch.tensor([-1, 0]), 4, 8], r"embedding_q: index -1 is out of range")
-    fails([q, s, m, torch.tensor([1.0, 2.0]), 4, 8], r"embedding_q: indices have dtype float32, expected int64 or int32")
+    fails([q, s, m, torch.tensor([1.0, 2.0]), 4, 8],
+          r"embedding_q: indices have dtype float32, expected int64 or int32")
     fails([q, s, m, torch.tensor([1, 2]), 5, 8], r"embedding_q: bits is 5, expected 4 or 8")
     fails([q, s, m, torch.tensor([1, 2]), 4, 7], r"embedding_q: group_size is 7, expected a positive even number")
     fails([q, s, m, torch.tensor([1, 2]), 4, 12], r"embedding_q: 32 columns are not a multiple of group_size 12")

@@ -99,7 +99,8 @@ Error check_tensors(KernelContext& ctx, const Tensor& x, const Tensor& w, const 
 
 Error check_channels(KernelContext& ctx, const Tensor& w, ConvQ* s) {
   const int64_t g = s->groups;
-  if (g < 1) return ctx.fail(Error::InvalidArgument, "%s: groups is %lld, expected >= 1", kOp, static_cast<long long>(g));
+  if (g < 1)
+    return ctx.fail(Error::InvalidArgument, "%s: groups is %lld, expected >= 1", kOp, static_cast<long long>(g));
   s->c_out = w.sizes[0];
   if (s->c_in % g != 0 || s->c_out % g != 0 || w.sizes[1] * g != s->c_in)
     return ctx.fail(Error::InvalidArgument,

@@ -101,10 +101,12 @@ POCKET_NO_FP_CONTRACT void scale_row(const W* __restrict q, const float* scales,
   POCKET_NO_FP_CONTRACT_BODY
   for (int64_t j = 0; j < groups; ++j) {
     const float s = scales[j];
-    for (int64_t c = j * g; c < (j + 1) * g; ++c) out[c] = static_cast<float>(q[c]) * s;
-    if (mins == nullptr) continue;
+    if (mins == nullptr) {
+      for (int64_t c = j * g; c < (j + 1) * g; ++c) out[c] = static_cast<float>(q[c]) * s;
+      continue;
+    }
     const float m = mins[j];
-    for (int64_t c = j * g; c < (j + 1) * g; ++c) out[c] += m;
+    for (int64_t c = j * g; c < (j + 1) * g; ++c) out[c] = static_cast<float>(q[c]) * s + m;  // not fused
   }
 }
 

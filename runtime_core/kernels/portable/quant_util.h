@@ -56,8 +56,9 @@ void quantize_activations(const float* x, int64_t rows, int64_t cols, int64_t bl
                           float* scales);
 
 // Rounds v to the nearest integer, ties to even (torch.round), for |v| <= 2^22: adding and
-// subtracting 1.5 * 2^23 leaves no fraction bits. Callers must not let the compiler fuse a
-// preceding multiply into the add (see quant_util.cpp).
+// subtracting 1.5 * 2^23 leaves no fraction bits (in the default rounding mode; -ffast-math
+// would fold it away). Unlike rint() it vectorizes without SSE4.1. Callers must not let the
+// compiler fuse a preceding multiply into the add (see quant_util.cpp).
 inline float round_half_even_small(float v) {
   const float magic = 12582912.0f;  // 1.5 * 2^23
   return (v + magic) - magic;
