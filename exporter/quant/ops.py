@@ -10,8 +10,11 @@ within 1e-5 relative).
             sx * (scale * sum(xq * q) + min * sum(xq))    (exact integer sums)
     embedding_q(qweight, scales, mins, indices, bits, group_size) -> rows of dequantize(w)
     conv2d_q8(x, qweight, w_scales, bias, x_scale, x_zero_point, stride, padding, dilation, groups)
-        xq = clamp(round(x / x_scale) + zp, -128, 127); integer convolution of (xq - zp) with the
-        int8 weight; y = acc * x_scale * w_scales[c] + bias[c]
+        xq = clamp(round(x / x_scale) + zp, -128, 127) (the division in float32, as torch divides
+        a float32 tensor by a Python float); integer convolution of (xq - zp) with the int8
+        weight; y = acc * x_scale * w_scales[c] + bias[c]
+    x must be float32. NaN/inf activations are outside the contract (the kernels give finite
+    garbage where these references give NaN).
 """
 
 from __future__ import annotations
@@ -41,6 +44,8 @@ def quantize_activations(x2: Tensor, block: int) -> tuple[Tensor, Tensor]:
 def linear_q(x: Tensor, qweight: Tensor, scales: Tensor, mins: Optional[Tensor], bias: Optional[Tensor],
              bits: int, group_size: int, act_mode: int) -> Tensor:
     fmt = WeightFormat(bits, group_size, mins is None)
+    if act_mode not in (ACT_FP32, ACT_INT8_TOKEN, ACT_INT8_BLOCK32):
+        raise ValueError(f"linear_q: act_mode must be 0, 1 or 2, got {act_mode}")
     if act_mode == ACT_FP32:
         y = torch.nn.functional.linear(x.float(), dequantize(qweight, scales, mins, fmt))
     else:
@@ -99,6 +104,7 @@ def conv2d_q8(x: Tensor, qweight: Tensor, w_scales: Tensor, bias: Optional[Tenso
 
 @conv2d_q8.register_fake
 def _(x, qweight, w_scales, bias, x_scale, x_zero_point, stride, padding, dilation, groups):
+    stride, padding, dilation = ([v[0], v[-1]] for v in (stride, padding, dilation))  # 1 or 2 values
     n, _, h, w = x.shape
     kh, kw = qweight.shape[2], qweight.shape[3]
     oh = (h + 2 * padding[0] - dilation[0] * (kh - 1) - 1) // stride[0] + 1
