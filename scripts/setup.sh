@@ -7,7 +7,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 
 debs=(cmake ninja-build flatbuffers-compiler libflatbuffers-dev g++)
 if [ "${1:-}" = "--test" ]; then
-  debs+=(g++-aarch64-linux-gnu qemu-user junit5 kotlin)
+  debs+=(g++-aarch64-linux-gnu qemu-user junit5 kotlin openjdk-17-jdk-headless)
 fi
 missing=()
 for d in "${debs[@]}"; do

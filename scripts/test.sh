@@ -2,6 +2,7 @@
 # The whole test suite (what CI runs): installs what it needs, then
 #   native  host ctest, the strict core build and its size budget, linux-aarch64 under qemu
 #   swift   the Swift package (swift build, XCTest, the pocket-chat demo)
+#   java    the Java/Kotlin API (JUnit on this JVM, then on an arm64 JVM under qemu)
 #   pytest  kernels vs ATen, models vs eager PyTorch, LLMs vs transformers, bad input
 # Every step runs; the script fails at the end if any step failed.
 set -uo pipefail
@@ -19,6 +20,9 @@ step() {  # name command...
 
 step native scripts/check_native.sh
 step swift env POCKET_LIB_DIR="$root/build/host" bindings/swift/test.sh
+# The bindings reuse the native step's builds (same flags), so the runtime is not rebuilt.
+step java bindings/java/test.sh "$root/build/host"
+step java-arm64 bindings/java/test.sh --arm64 "$root/build/linux-aarch64"
 step pytest python3 -m pytest -q -p no:cacheprovider tests
 
 if [ ${#failed[@]} -gt 0 ]; then

@@ -68,13 +68,17 @@ cmake --build "$build" --target pocket pocket_jni
 # ---------------------------------------------------------------- Java and Kotlin
 classes=$build/classes
 rm -rf "$classes"
-mkdir -p "$classes"/{api,demo,test,kotlin-test}
+mkdir -p "$classes"/{api,android,demo,test,kotlin-test}
 
-echo "==> javac: pocket.jar (--release 8), the CLI demo, the JUnit tests"
+echo "==> javac: pocket.jar (--release 8), pocket-android.jar, the CLI demo, the JUnit tests"
 javac --release 8 -Xlint:all -Werror -encoding UTF-8 -d "$classes/api" -sourcepath "$here/annotations" \
   $(find "$here/src/main/java" -name '*.java')
 # The androidx.annotation stand-ins are compile-only: apps bring the real ones.
 (cd "$classes/api" && jar --create --file "$build/pocket.jar" dev)
+# The Android source set, against compile-only stand-ins for the two android.* classes it uses.
+javac --release 8 -Xlint:all -Werror -encoding UTF-8 -cp "$build/pocket.jar" -d "$classes/android" \
+  -sourcepath "$here/annotations:$here/android/stubs" $(find "$here/android/src/main/java" -name '*.java')
+(cd "$classes/android" && jar --create --file "$build/pocket-android.jar" dev)
 javac --release 8 -Xlint:all -Werror -encoding UTF-8 -cp "$build/pocket.jar" -d "$classes/demo" \
   "$root/demo_apps/cli/java/PocketChat.java"
 javac --release 17 -Xlint:all -Werror -encoding UTF-8 -cp "$build/pocket.jar:$junit_jar" -d "$classes/test" \
