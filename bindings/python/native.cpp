@@ -4,12 +4,16 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <chrono>
 #include <cstring>
 #include <deque>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "../../runtime_core/kernels/optimized/optimized.h"
 #include "module.h"
+#include "thread_pool.h"
 
 namespace py = pybind11;
 using pocket::Error;
@@ -288,12 +292,42 @@ struct KernelArgs {
 
 // Lists index into a value table; the harness's table is a deque, so copy it into a
 // contiguous vector and point the lists at it.
-py::list run_kernel(const std::string& name, py::list inputs, py::list outputs) {
+// The CPU features a kernel table is chosen for: "portable" (none), "best" (this CPU's), or
+// a comma-separated list of feature names (those this CPU lacks are dropped: running them
+// would fault).
+pocket::detail::CpuFeatures features_for(const std::string& table) {
+  pocket::detail::CpuFeatures f;
+  if (table == "portable") return f;
+  const pocket::detail::CpuFeatures& have = pocket::detail::cpu_features();
+  if (table == "best") return have;
+  std::string rest = table;
+  while (!rest.empty()) {
+    size_t comma = rest.find(',');
+    std::string item = rest.substr(0, comma);
+    rest = comma == std::string::npos ? "" : rest.substr(comma + 1);
+    bool known = false;
+    for (const pocket::detail::FeatureInfo& info : pocket::detail::feature_list())
+      if (item == info.name) {
+        f.*info.flag = have.*info.flag;
+        known = true;
+      }
+    if (!known) raise(Error::InvalidArgument, "run_kernel: unknown table or CPU feature '" + item + "'");
+  }
+  return f;
+}
+
+// Runs kernel `name` (from the table `kernels`, see features_for) `repeat` times; *seconds
+// gets the fastest call's time.
+py::list run_kernel_timed(const std::string& name, py::list inputs, py::list outputs, const std::string& kernels,
+                          int num_threads, int repeat, double* seconds) {
   const char* dot = std::strchr(name.c_str(), '.');
   std::string op = dot ? name.substr(0, dot - name.c_str()) : name;
   std::string overload = dot ? std::string(dot + 1) : "";
-  const pocket::KernelEntry* k = pocket::find_kernel(pocket::portable_kernels(), op.c_str(), overload.c_str());
-  if (k == nullptr) raise(Error::NotFound, "no kernel named '" + name + "'");
+  const pocket::KernelEntry* entry = pocket::find_kernel(pocket::portable_kernels(), op.c_str(), overload.c_str());
+  if (entry == nullptr) raise(Error::NotFound, "no kernel named '" + name + "'");
+  pocket::KernelEntry chosen = *entry;
+  chosen.fn = pocket::detail::kernel_for(entry->name, features_for(kernels));
+  const pocket::KernelEntry* k = &chosen;
   KernelArgs args;
   std::vector<size_t> arg_index;
   for (py::handle h : inputs) arg_index.push_back(args.index_of(args.from_python(h)));
@@ -325,7 +359,20 @@ py::list run_kernel(const std::string& name, py::list inputs, py::list outputs) 
   pocket::KernelContext ctx;
   ctx.diag = &diag;
   ctx.temp = &temp;
-  Error e = k->fn(ctx, ptrs.data());
+  std::unique_ptr<pocket::WorkerPool> pool;
+  if (num_threads > 1) {
+    pool.reset(new pocket::WorkerPool(num_threads));
+    ctx.threads = pool.get();
+  }
+  Error e = Error::Ok;
+  *seconds = 0;
+  for (int i = 0; i < (repeat > 1 ? repeat : 1) && e == Error::Ok; ++i) {
+    auto t0 = std::chrono::steady_clock::now();
+    e = k->fn(ctx, ptrs.data());
+    double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    *seconds = i == 0 || dt < *seconds ? dt : *seconds;
+    temp.reset();
+  }
   if (e != Error::Ok) raise(e, name + ": " + diag.message);
   py::list result;
   for (size_t a = first_out; a < arg_index.size(); ++a) {
@@ -348,6 +395,19 @@ py::list run_kernel(const std::string& name, py::list inputs, py::list outputs) 
   return result;
 }
 
+py::list run_kernel(const std::string& name, py::list inputs, py::list outputs, const std::string& kernels,
+                    int num_threads) {
+  double seconds = 0;
+  return run_kernel_timed(name, inputs, outputs, kernels, num_threads, 1, &seconds);
+}
+
+double time_kernel(const std::string& name, py::list inputs, py::list outputs, const std::string& kernels,
+                   int num_threads, int repeat) {
+  double seconds = 0;
+  run_kernel_timed(name, inputs, outputs, kernels, num_threads, repeat, &seconds);
+  return seconds;
+}
+
 }  // namespace
 
 [[noreturn]] void raise_pocket_error(Error e, const std::string& message) { raise(e, message); }
@@ -365,7 +425,31 @@ PYBIND11_MODULE(_native, m) {
       .def_property_readonly("num_threads", &PyModule::num_threads)
       .def("reset_buffers", &PyModule::reset_buffers);
   m.def("run_kernel", &run_kernel, py::arg("name"), py::arg("inputs"), py::arg("outputs"),
-        "Runs one portable kernel; outputs are preallocated arrays (their size is the capacity).");
+        py::arg("table") = "portable", py::arg("num_threads") = 1,
+        "Runs one kernel; outputs are preallocated arrays (their size is the capacity). table:\n"
+        "\"portable\", \"best\" (what a Module on this CPU uses) or CPU feature names\n"
+        "(\"avx2_fma,avx512\": the kernels a CPU with only those features would use).\n"
+        "num_threads > 1 runs it on a thread pool of that size.");
+  m.def("time_kernel", &time_kernel, py::arg("name"), py::arg("inputs"), py::arg("outputs"),
+        py::arg("table") = "portable", py::arg("num_threads") = 1, py::arg("repeat") = 10,
+        "Runs a kernel as run_kernel does, `repeat` times on one thread pool; returns the fastest\n"
+        "call's time in seconds (for benchmarks).");
+  m.def("cpu_features", [] {
+    py::dict d;
+    for (const pocket::detail::FeatureInfo& info : pocket::detail::feature_list())
+      d[info.name] = pocket::detail::cpu_features().*info.flag;
+    return d;
+  }, "CPU features the optimized kernels use, detected at run time (POCKET_KERNELS=portable: none).");
+  m.def("kernel_set", [](const std::string& table) {
+    return std::string(pocket::detail::kernel_set_name(features_for(table)));
+  }, py::arg("table") = "best", "Name of the optimized kernel set a table uses (\"avx2\", ..., \"portable\").");
+  m.def("optimized_ops", [](const std::string& table) {
+    std::vector<std::string> names;
+    pocket::detail::CpuFeatures f = features_for(table);
+    for (const pocket::KernelEntry& k : pocket::portable_kernels())
+      if (pocket::detail::kernel_for(k.name, f) != k.fn) names.emplace_back(k.name);
+    return names;
+  }, py::arg("table") = "best", "Ops whose kernel in `table` differs from the portable one.");
   bind_llm(m);
   bind_runner(m);
   m.def("kernel_names", [] {

@@ -362,6 +362,30 @@ static Error check_io(const char* method, const char* what, const flatbuffers::V
   return Error::Ok;
 }
 
+// An arena may not be larger than the tensors placed in it (their end rounded up to 64 bytes,
+// as the planner does): each arena is allocated whole, so an unchecked size would let a
+// corrupted file claim any amount of memory.
+static Error check_arena_sizes(const char* method, const fb::Method* m, Diag& diag) {
+  uint32_t n_arenas = m->arenas() ? m->arenas()->size() : 0;
+  for (uint32_t a = 0; a < n_arenas; ++a) {
+    uint64_t extent = 0;
+    if (m->values() != nullptr)
+      for (const fb::Value* v : *m->values()) {
+        const fb::Tensor* t = v->kind_as_Tensor();
+        if (t == nullptr || t->location() != fb::Location::Arena || t->index() != a) continue;
+        uint64_t n = t->nbytes() ? t->nbytes() : 1;
+        if (n < (uint64_t(1) << 48) && t->offset() < (uint64_t(1) << 48) && t->offset() + n > extent)
+          extent = t->offset() + n;  // tensors out of range fail later, with a better message
+      }
+    uint64_t limit = extent < 64 ? 64 : (extent + 63) / 64 * 64;
+    if (m->arenas()->Get(a) > limit)
+      return diag.fail(Error::InvalidProgram, "method '%s': arena %u has %llu bytes, its tensors use %llu",
+                       method, a, static_cast<unsigned long long>(m->arenas()->Get(a)),
+                       static_cast<unsigned long long>(extent));
+  }
+  return Error::Ok;
+}
+
 // A tensor without storage (Location::None) gets memory only from set_input, so each must be a
 // method input; otherwise a kernel would read through a null pointer.
 static Error check_storage(const char* method, const fb::Method* m, Diag& diag) {
@@ -396,9 +420,13 @@ Error Method::load(const Program& program, const char* name, const MethodMemory&
   method.threads_ = memory.threads;
 
   if (!aligned(m->arenas())) return diag.fail(Error::InvalidProgram, "method '%s': arena sizes are misaligned", method.name_);
+  Error e = check_arena_sizes(method.name_, m, diag);
+  if (e != Error::Ok) return e;
   uint32_t n_arenas = m->arenas() ? m->arenas()->size() : 0;
   method.arenas_ = {alloc_array<uint8_t*>(memory.allocator, n_arenas), n_arenas};
   method.arena_sizes_ = {alloc_array<uint64_t>(memory.allocator, n_arenas), n_arenas};
+  if (n_arenas != 0 && (method.arenas_.data == nullptr || method.arena_sizes_.data == nullptr))
+    return diag.fail(Error::OutOfMemory, "method '%s': out of memory", method.name_);
   for (uint32_t a = 0; a < n_arenas; ++a) {
     uint64_t size = m->arenas()->Get(a);
     method.arena_sizes_[a] = size;
@@ -417,7 +445,7 @@ Error Method::load(const Program& program, const char* name, const MethodMemory&
                          method.name_, a, static_cast<unsigned long long>(size));
     }
   }
-  Error e = method.load_values(program, m, memory, diag);
+  e = method.load_values(program, m, memory, diag);
   if (e != Error::Ok) return e;
   e = check_io(method.name_, "input", m->inputs(), method.values_.size, diag);
   if (e != Error::Ok) return e;

@@ -38,7 +38,7 @@ POCKET_TARGET inline void deinterleave(const float* p, __m256* even, __m256* odd
 POCKET_TARGET void dwconv3x3(const float* x, int64_t ih, int64_t iw, const float* w, float bias, int64_t stride,
                              int64_t pad_h, int64_t pad_w, float* y, int64_t oh, int64_t ow) {
   __m256 wv[9];
-  for (int i = 0; i < 9; ++i) wv[i] = _mm256_set1_ps(w[i]);
+  POCKET_UNROLL for (int i = 0; i < 9; ++i) wv[i] = _mm256_set1_ps(w[i]);
   const __m256 bv = _mm256_set1_ps(bias);
   // Vector columns [lo, hi): every float the loads touch lies inside the row (stride 2
   // loads one float past the last tap).

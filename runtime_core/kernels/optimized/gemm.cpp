@@ -14,8 +14,6 @@ namespace {
 // every row of A passes over it.
 constexpr int64_t kBlockBytes = 256 * 1024;
 
-int64_t round_up(int64_t v, int64_t to) { return (v + to - 1) / to * to; }
-
 }  // namespace
 
 void gemm_nt(KernelContext& ctx, const GemmKernels& g, int64_t m, int64_t n, int64_t k, const float* a,

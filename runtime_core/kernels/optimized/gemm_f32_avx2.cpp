@@ -2,7 +2,8 @@
 // convolutions through gemm.cpp.
 //   nt: tiles of 3 rows of A x 4 rows of B, 8 floats of k per step, one accumulator per
 //       output; the 4 accumulators of a row are reduced together (hadd) at the end.
-//   nn: tiles of 6 rows of A x 16 columns of B (2 vectors), A broadcast, B loaded.
+//   nn: tiles of 6 rows of A x 16 columns of B (2 vectors), A broadcast, B from a packed
+//       panel (16 columns x up to 256 rows of k, zero padded, on the stack).
 // Tails: masked loads/stores for k (nt) and for columns (nn); smaller tile instantiations
 // for the last rows and columns.
 #if defined(__x86_64__)
@@ -45,33 +46,33 @@ template <int MR, int NR>
 POCKET_TARGET void nt_tile(int64_t k, const float* a, int64_t lda, const float* b, int64_t ldb, const float* bias,
                            float* c, int64_t ldc) {
   __m256 acc[MR][NR];
-  for (int i = 0; i < MR; ++i)
-    for (int j = 0; j < NR; ++j) acc[i][j] = _mm256_setzero_ps();
+  POCKET_UNROLL for (int i = 0; i < MR; ++i)
+    POCKET_UNROLL for (int j = 0; j < NR; ++j) acc[i][j] = _mm256_setzero_ps();
   int64_t p = 0;
   for (; p + 8 <= k; p += 8) {
     __m256 bv[NR];
-    for (int j = 0; j < NR; ++j) bv[j] = _mm256_loadu_ps(b + j * ldb + p);
-    for (int i = 0; i < MR; ++i) {
+    POCKET_UNROLL for (int j = 0; j < NR; ++j) bv[j] = _mm256_loadu_ps(b + j * ldb + p);
+    POCKET_UNROLL for (int i = 0; i < MR; ++i) {
       const __m256 av = _mm256_loadu_ps(a + i * lda + p);
-      for (int j = 0; j < NR; ++j) acc[i][j] = _mm256_fmadd_ps(av, bv[j], acc[i][j]);
+      POCKET_UNROLL for (int j = 0; j < NR; ++j) acc[i][j] = _mm256_fmadd_ps(av, bv[j], acc[i][j]);
     }
   }
   if (p < k) {
     const __m256i mask = tail_mask(k - p);
     __m256 bv[NR];
-    for (int j = 0; j < NR; ++j) bv[j] = _mm256_maskload_ps(b + j * ldb + p, mask);
-    for (int i = 0; i < MR; ++i) {
+    POCKET_UNROLL for (int j = 0; j < NR; ++j) bv[j] = _mm256_maskload_ps(b + j * ldb + p, mask);
+    POCKET_UNROLL for (int i = 0; i < MR; ++i) {
       const __m256 av = _mm256_maskload_ps(a + i * lda + p, mask);
-      for (int j = 0; j < NR; ++j) acc[i][j] = _mm256_fmadd_ps(av, bv[j], acc[i][j]);
+      POCKET_UNROLL for (int j = 0; j < NR; ++j) acc[i][j] = _mm256_fmadd_ps(av, bv[j], acc[i][j]);
     }
   }
-  for (int i = 0; i < MR; ++i) {
+  POCKET_UNROLL for (int i = 0; i < MR; ++i) {
     if constexpr (NR == 4) {
       __m128 s = hsum4(acc[i][0], acc[i][1], acc[i][2], acc[i][3]);
       if (bias != nullptr) s = _mm_add_ps(s, _mm_loadu_ps(bias));
       _mm_storeu_ps(c + i * ldc, s);
     } else {
-      for (int j = 0; j < NR; ++j) c[i * ldc + j] = hsum(acc[i][j]) + (bias != nullptr ? bias[j] : 0.0f);
+      POCKET_UNROLL for (int j = 0; j < NR; ++j) c[i * ldc + j] = hsum(acc[i][j]) + (bias != nullptr ? bias[j] : 0.0f);
     }
   }
 }
@@ -96,52 +97,76 @@ POCKET_TARGET void gemm_nt(int64_t m, int64_t n, int64_t k, const float* a, int6
   }
 }
 
-// MR rows x (kNnVecs * 8) columns; MASKED: only the first `cols` columns exist.
-template <int MR, bool MASKED>
-POCKET_TARGET void nn_tile(int64_t k, const float* a, int64_t a_rs, int64_t a_cs, const float* b, int64_t ldb,
+// MR rows x 16 columns over a packed panel of B (kc rows of 16 floats, zero padded):
+// C = (first ? bias or 0 : C) + A · panel. Only the first `cols` columns of C are stored.
+template <int MR>
+POCKET_TARGET void nn_tile(int64_t kc, const float* a, int64_t a_rs, int64_t a_cs, const float* panel, bool first,
                            const float* bias, float* c, int64_t ldc, int64_t cols) {
-  __m256i mask[kNnVecs];
-  for (int v = 0; v < kNnVecs; ++v) {
-    int64_t left = cols - 8 * v;
-    mask[v] = tail_mask(left < 0 ? 0 : left > 8 ? 8 : left);
+  constexpr int64_t nr = 8 * kNnVecs;
+  // A partial tile goes through a full-width buffer: masked loads and stores here make
+  // GCC keep the accumulators in memory.
+  alignas(32) float buf[MR * nr];
+  float* out = c;
+  int64_t ld = ldc;
+  if (cols < nr) {
+    POCKET_UNROLL for (int i = 0; i < MR; ++i)
+      for (int64_t j = 0; j < nr; ++j) buf[i * nr + j] = !first && j < cols ? c[i * ldc + j] : 0.0f;
+    out = buf;
+    ld = nr;
   }
   __m256 acc[MR][kNnVecs];
-  for (int i = 0; i < MR; ++i)
-    for (int v = 0; v < kNnVecs; ++v) acc[i][v] = bias != nullptr ? _mm256_broadcast_ss(bias + i) : _mm256_setzero_ps();
-  for (int64_t p = 0; p < k; ++p) {
+  POCKET_UNROLL for (int i = 0; i < MR; ++i)
+    POCKET_UNROLL for (int v = 0; v < kNnVecs; ++v)
+      acc[i][v] = !first ? _mm256_loadu_ps(out + i * ld + 8 * v)
+                         : bias != nullptr ? _mm256_broadcast_ss(bias + i) : _mm256_setzero_ps();
+  const float* ap = a;
+  for (int64_t p = 0; p < kc; ++p, ap += a_cs) {
     __m256 bv[kNnVecs];
-    for (int v = 0; v < kNnVecs; ++v)
-      bv[v] = MASKED ? _mm256_maskload_ps(b + p * ldb + 8 * v, mask[v]) : _mm256_loadu_ps(b + p * ldb + 8 * v);
-    for (int i = 0; i < MR; ++i) {
-      const __m256 av = _mm256_broadcast_ss(a + i * a_rs + p * a_cs);
-      for (int v = 0; v < kNnVecs; ++v) acc[i][v] = _mm256_fmadd_ps(av, bv[v], acc[i][v]);
+    POCKET_UNROLL for (int v = 0; v < kNnVecs; ++v) bv[v] = _mm256_load_ps(panel + p * nr + 8 * v);
+    POCKET_UNROLL for (int i = 0; i < MR; ++i) {
+      const __m256 av = _mm256_broadcast_ss(ap + i * a_rs);
+      POCKET_UNROLL for (int v = 0; v < kNnVecs; ++v) acc[i][v] = _mm256_fmadd_ps(av, bv[v], acc[i][v]);
     }
   }
-  for (int i = 0; i < MR; ++i)
-    for (int v = 0; v < kNnVecs; ++v) {
-      if (MASKED)
-        _mm256_maskstore_ps(c + i * ldc + 8 * v, mask[v], acc[i][v]);
-      else
-        _mm256_storeu_ps(c + i * ldc + 8 * v, acc[i][v]);
-    }
+  POCKET_UNROLL for (int i = 0; i < MR; ++i)
+    POCKET_UNROLL for (int v = 0; v < kNnVecs; ++v) _mm256_storeu_ps(out + i * ld + 8 * v, acc[i][v]);
+  if (cols < nr)
+    POCKET_UNROLL for (int i = 0; i < MR; ++i)
+      for (int64_t j = 0; j < cols; ++j) c[i * ldc + j] = buf[i * nr + j];
 }
 
-using NnTile = void (*)(int64_t, const float*, int64_t, int64_t, const float*, int64_t, const float*, float*, int64_t,
+using NnTile = void (*)(int64_t, const float*, int64_t, int64_t, const float*, bool, const float*, float*, int64_t,
                         int64_t);
-const NnTile kNnTiles[2][kNnMr] = {
-    {nn_tile<1, false>, nn_tile<2, false>, nn_tile<3, false>, nn_tile<4, false>, nn_tile<5, false>, nn_tile<6, false>},
-    {nn_tile<1, true>, nn_tile<2, true>, nn_tile<3, true>, nn_tile<4, true>, nn_tile<5, true>, nn_tile<6, true>},
-};
+const NnTile kNnTiles[kNnMr] = {nn_tile<1>, nn_tile<2>, nn_tile<3>, nn_tile<4>, nn_tile<5>, nn_tile<6>};
 
+// Columns [j, j + cols) of B's rows [p0, p0 + kc) into panel (rows of 16, zero padded).
+POCKET_TARGET void pack_panel(const float* b, int64_t ldb, int64_t kc, int64_t cols, float* panel) {
+  constexpr int64_t nr = kNnVecs * 8;
+  if (cols == nr) {
+    for (int64_t p = 0; p < kc; ++p)
+      POCKET_UNROLL for (int v = 0; v < kNnVecs; ++v) _mm256_store_ps(panel + p * nr + 8 * v, _mm256_loadu_ps(b + p * ldb + 8 * v));
+    return;
+  }
+  for (int64_t p = 0; p < kc; ++p)
+    for (int64_t j = 0; j < nr; ++j) panel[p * nr + j] = j < cols ? b[p * ldb + j] : 0.0f;
+}
+
+// Columns in panels of 16, k in blocks of kKc (the panel stays in L1 while every row tile
+// of A passes over it).
 POCKET_TARGET void gemm_nn(int64_t m, int64_t n, int64_t k, const float* a, int64_t a_rs, int64_t a_cs, const float* b,
                            int64_t ldb, const float* bias, float* c, int64_t ldc) {
-  constexpr int64_t nr = kNnVecs * 8;
+  constexpr int64_t nr = kNnVecs * 8, kKc = 256;
+  alignas(32) float panel[kKc * nr];
   for (int64_t j = 0; j < n; j += nr) {
     const int64_t cols = n - j < nr ? n - j : nr;
-    for (int64_t i = 0; i < m; i += kNnMr) {
-      const int64_t mr = m - i < kNnMr ? m - i : kNnMr;
-      kNnTiles[cols < nr][mr - 1](k, a + i * a_rs, a_rs, a_cs, b + j, ldb, bias != nullptr ? bias + i : nullptr,
-                                  c + i * ldc + j, ldc, cols);
+    for (int64_t p0 = 0; p0 < k || p0 == 0; p0 += kKc) {
+      const int64_t kc = k - p0 < kKc ? k - p0 : kKc;
+      pack_panel(b + p0 * ldb + j, ldb, kc, cols, panel);
+      for (int64_t i = 0; i < m; i += kNnMr) {
+        const int64_t mr = m - i < kNnMr ? m - i : kNnMr;
+        kNnTiles[mr - 1](kc, a + i * a_rs + p0 * a_cs, a_rs, a_cs, panel, p0 == 0,
+                         bias != nullptr ? bias + i : nullptr, c + i * ldc + j, ldc, cols);
+      }
     }
   }
 }

@@ -1,0 +1,122 @@
+// One query row of pocket::sdpa, AVX2 + FMA (x86-64): q·k dot products 8 floats at a time,
+// the exponentials 8 at a time (exp by range reduction to [-ln2/2, ln2/2] and a degree-6
+// polynomial: under 2 ulp relative error on the softmax's range x <= 0), and the weighted
+// sum of V rows accumulated in registers, 32 output floats per pass.
+#if defined(__x86_64__)
+
+#include <immintrin.h>
+
+#include <cmath>
+
+#include "ukernels.h"
+
+#define POCKET_TARGET __attribute__((target("avx2,fma")))
+
+namespace pocket {
+namespace detail {
+
+namespace {
+
+const int32_t kMaskTable[16] = {-1, -1, -1, -1, -1, -1, -1, -1, 0, 0, 0, 0, 0, 0, 0, 0};
+
+POCKET_TARGET inline __m256i tail_mask(int64_t n) {
+  return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(kMaskTable + 8 - n));
+}
+
+POCKET_TARGET inline float hsum(__m256 v) {
+  __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+  s = _mm_add_ss(s, _mm_movehdup_ps(s));
+  return _mm_cvtss_f32(s);
+}
+
+// e^x for x <= 0 (larger x are not needed: the softmax subtracts the maximum); below -87
+// the result is ~1e-38 instead of a denormal or zero.
+POCKET_TARGET inline __m256 exp_nonpositive(__m256 x) {
+  x = _mm256_max_ps(x, _mm256_set1_ps(-87.0f));
+  const __m256 n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504088896341f)),
+                                   _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693359375f), x);  // ln 2 split in two parts
+  r = _mm256_fnmadd_ps(n, _mm256_set1_ps(-2.12194440e-4f), r);
+  __m256 p = _mm256_set1_ps(1.0f / 720);
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 120));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 24));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 6));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(0.5f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
+  const __m256i e = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
+  return _mm256_mul_ps(p, _mm256_castsi256_ps(e));
+}
+
+POCKET_TARGET float dot(const float* a, const float* b, int64_t d) {
+  __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
+  int64_t i = 0;
+  for (; i + 16 <= d; i += 16) {
+    acc0 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i), _mm256_loadu_ps(b + i), acc0);
+    acc1 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i + 8), _mm256_loadu_ps(b + i + 8), acc1);
+  }
+  for (; i < d; i += 8) {
+    const __m256i m = tail_mask(d - i < 8 ? d - i : 8);
+    acc0 = _mm256_fmadd_ps(_mm256_maskload_ps(a + i, m), _mm256_maskload_ps(b + i, m), acc0);
+  }
+  return hsum(_mm256_add_ps(acc0, acc1));
+}
+
+POCKET_TARGET void sdpa_row(const float* q, const float* k, const float* v, int64_t len, int64_t d, float scale,
+                            float* scores, float* o) {
+  float max = -INFINITY;
+  for (int64_t j = 0; j < len; ++j) {
+    scores[j] = dot(q, k + j * d, d) * scale;
+    max = scores[j] > max ? scores[j] : max;
+  }
+  const __m256 mv = _mm256_set1_ps(max);
+  __m256 sum = _mm256_setzero_ps();
+  int64_t j = 0;
+  for (; j + 8 <= len; j += 8) {
+    const __m256 e = exp_nonpositive(_mm256_sub_ps(_mm256_loadu_ps(scores + j), mv));
+    _mm256_storeu_ps(scores + j, e);
+    sum = _mm256_add_ps(sum, e);
+  }
+  if (j < len) {
+    const __m256i m = tail_mask(len - j);
+    const __m256 e = exp_nonpositive(_mm256_sub_ps(_mm256_maskload_ps(scores + j, m), mv));
+    _mm256_maskstore_ps(scores + j, m, e);
+    sum = _mm256_add_ps(sum, _mm256_and_ps(e, _mm256_castsi256_ps(m)));
+  }
+  const float inv = 1.0f / hsum(sum);
+  // o = Σ_j scores[j] · v[j], 32 columns of o in registers per pass over V.
+  for (int64_t c = 0; c < d; c += 32) {
+    const int64_t cols = d - c < 32 ? d - c : 32;
+    __m256i mask[4];
+    POCKET_UNROLL for (int t = 0; t < 4; ++t) {
+      const int64_t left = cols - 8 * t;
+      mask[t] = tail_mask(left < 0 ? 0 : left > 8 ? 8 : left);
+    }
+    __m256 acc[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()};
+    if (cols == 32) {
+      for (int64_t t = 0; t < len; ++t) {
+        const __m256 wt = _mm256_broadcast_ss(scores + t);
+        const float* vr = v + t * d + c;
+        POCKET_UNROLL for (int u = 0; u < 4; ++u) acc[u] = _mm256_fmadd_ps(wt, _mm256_loadu_ps(vr + 8 * u), acc[u]);
+      }
+    } else {
+      for (int64_t t = 0; t < len; ++t) {
+        const __m256 wt = _mm256_broadcast_ss(scores + t);
+        const float* vr = v + t * d + c;
+        POCKET_UNROLL for (int u = 0; u < 4; ++u) acc[u] = _mm256_fmadd_ps(wt, _mm256_maskload_ps(vr + 8 * u, mask[u]), acc[u]);
+      }
+    }
+    const __m256 iv = _mm256_set1_ps(inv);
+    POCKET_UNROLL for (int u = 0; u < 4; ++u) _mm256_maskstore_ps(o + c + 8 * u, mask[u], _mm256_mul_ps(acc[u], iv));
+  }
+}
+
+}  // namespace
+
+extern const SdpaRowFn kSdpaAvx2 = sdpa_row;
+
+}  // namespace detail
+}  // namespace pocket
+
+#endif  // __x86_64__

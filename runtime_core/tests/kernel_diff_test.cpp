@@ -1,0 +1,463 @@
+// Differential test of the optimized kernels against the portable ones (as ggml's
+// test-backend-ops does), driven by the optimized kernel table: for every kernel set this
+// CPU can run (e.g. avx2, avx512, avx512vnni; neon, neondot) and every op the set
+// optimizes, random inputs (odd sizes, tails shorter than a vector, M in {1, 2, 7, 33})
+// go through both kernels, on 1 and 2 threads, and the results must agree:
+//   - float results within 1e-5 of the sum of the absolute terms (computed by running the
+//     portable kernel on absolute values where the op allows, else a bound);
+//   - linear_q with int8 activations on inputs built so that every scale is 1: integer
+//     results, which must be equal bit for bit (the integer paths are exact).
+// An op in the table without a test here is a failure. Runs under qemu-aarch64 in the
+// cross build, so inputs stay small.
+//
+//   kernel_diff_test [--expect-set NAME]   (fail unless the best set for this CPU is NAME)
+#include <cmath>
+#include <cstdlib>
+#include <cstdio>
+#include <cstring>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "../kernels/optimized/optimized.h"
+#include "heap_allocator.h"
+#include "pocket/kernel.h"
+#include "thread_pool.h"
+
+using namespace pocket;
+
+namespace {
+
+int g_failures = 0, g_checks = 0;
+std::mt19937 g_rng(1234);
+
+float uniform(float lo = -1.0f, float hi = 1.0f) { return std::uniform_real_distribution<float>(lo, hi)(g_rng); }
+int64_t pick(std::initializer_list<int64_t> v) { return *(v.begin() + g_rng() % v.size()); }
+
+#define FAIL(...)                  \
+  do {                             \
+    std::fprintf(stderr, "FAIL "); \
+    std::fprintf(stderr, __VA_ARGS__); \
+    std::fprintf(stderr, "\n");    \
+    ++g_failures;                  \
+  } while (0)
+
+// ---- building kernel arguments
+
+struct Buffer {
+  std::vector<uint8_t> bytes;
+};
+
+// Values with stable addresses (int lists index into `table`).
+struct Args {
+  std::vector<Value> table = std::vector<Value>(256);
+  size_t used = 0;
+  std::deque<Buffer> buffers;
+  std::vector<Value*> ptrs;
+
+  Value* add(const Value& v) {
+    if (used == table.size()) std::abort();  // list items point into table: never reallocate
+    table[used] = v;
+    return &table[used++];
+  }
+  Value* none() { return add(Value()); }
+  Value* integer(int64_t i) {
+    Value v;
+    v.tag = Value::Tag::Int;
+    v.i = i;
+    return add(v);
+  }
+  Value* real(double d) {
+    Value v;
+    v.tag = Value::Tag::Double;
+    v.d = d;
+    return add(v);
+  }
+  Value* boolean(bool b) {
+    Value v;
+    v.tag = Value::Tag::Bool;
+    v.b = b;
+    return add(v);
+  }
+  Value* ints(std::vector<int64_t> items) {
+    std::vector<uint32_t> idx;
+    for (int64_t i : items) idx.push_back(static_cast<uint32_t>(integer(i) - table.data()));
+    buffers.push_back({std::vector<uint8_t>(idx.size() * 4)});
+    std::memcpy(buffers.back().bytes.data(), idx.data(), idx.size() * 4);
+    Value v;
+    v.tag = Value::Tag::IntList;
+    v.int_list = {reinterpret_cast<const uint32_t*>(buffers.back().bytes.data()), idx.size(), table.data()};
+    return add(v);
+  }
+  // A tensor of `sizes` over `data` (copied); `strides` empty: contiguous.
+  template <typename T>
+  Value* tensor(ScalarType t, std::vector<int64_t> sizes, const std::vector<T>& data, std::vector<int64_t> strides = {}) {
+    buffers.push_back({std::vector<uint8_t>(data.size() * sizeof(T) + 64)});
+    std::memcpy(buffers.back().bytes.data(), data.data(), data.size() * sizeof(T));
+    Value v;
+    v.tag = Value::Tag::Tensor;
+    v.tensor.dtype = t;
+    v.tensor.dim = static_cast<int32_t>(sizes.size());
+    for (size_t i = 0; i < sizes.size(); ++i) v.tensor.sizes[i] = sizes[i];
+    v.tensor.set_contiguous_strides();
+    for (size_t i = 0; i < strides.size(); ++i) v.tensor.strides[i] = strides[i];
+    v.tensor.data = buffers.back().bytes.data();
+    v.tensor.capacity = data.size() * sizeof(T);
+    return add(v);
+  }
+  Value* floats(std::vector<int64_t> sizes, const std::vector<float>& data, std::vector<int64_t> strides = {}) {
+    return tensor(ScalarType::Float32, sizes, data, strides);
+  }
+  Value* output(int64_t numel) { return floats({numel}, std::vector<float>(numel, NAN)); }
+};
+
+std::vector<float> random_floats(size_t n, float scale = 1.0f) {
+  std::vector<float> v(n);
+  for (float& x : v) x = uniform() * scale;
+  return v;
+}
+
+std::vector<float> abs_of(std::vector<float> v) {
+  for (float& x : v) x = std::fabs(x);
+  return v;
+}
+
+// Runs `fn` on the arguments `make` puts in Args::ptrs (the output last) and returns the
+// output floats.
+std::vector<float> run(KernelFn fn, const std::function<void(Args&)>& make, int threads, const char* what) {
+  Args a;
+  make(a);
+  HeapAllocator temp;
+  Diag diag;
+  KernelContext ctx;
+  ctx.temp = &temp;
+  ctx.diag = &diag;
+  std::unique_ptr<WorkerPool> pool;
+  if (threads > 1) {
+    pool.reset(new WorkerPool(threads));
+    ctx.threads = pool.get();
+  }
+  Error e = fn(ctx, a.ptrs.data());
+  if (e != Error::Ok) {
+    FAIL("%s: kernel failed: %s", what, diag.message);
+    return {};
+  }
+  const Tensor& out = a.ptrs.back()->tensor;
+  const float* y = out.data_as<float>();
+  return std::vector<float>(y, y + out.numel());
+}
+
+// Compares the optimized result with the portable one: |got - want| <= tol * (|want| + mag).
+void compare(const char* what, const std::vector<float>& got, const std::vector<float>& want,
+             const std::vector<float>& mag, double tol) {
+  ++g_checks;
+  if (got.size() != want.size()) {
+    FAIL("%s: %zu outputs, expected %zu", what, got.size(), want.size());
+    return;
+  }
+  for (size_t i = 0; i < got.size(); ++i) {
+    const double bound = tol * (std::fabs(want[i]) + (mag.empty() ? 0.0 : std::fabs(mag[i])));
+    if (!(std::fabs(double(got[i]) - want[i]) <= bound)) {
+      FAIL("%s: output %zu is %.9g, portable %.9g (bound %.3g)", what, i, got[i], want[i], bound);
+      return;
+    }
+  }
+}
+
+// One case: `make(args, absolute)` builds the op's arguments (absolute: inputs replaced by
+// their absolute values, for the magnitude bound); the output is the last argument.
+void check_case(const std::string& what, KernelFn portable, KernelFn fast,
+                const std::function<void(Args&, bool)>& make, double tol, bool use_abs = true) {
+  auto build = [&](bool absolute) { return [&make, absolute](Args& a) { make(a, absolute); }; };
+  const std::vector<float> want = run(portable, build(false), 1, what.c_str());
+  const std::vector<float> mag = use_abs ? run(portable, build(true), 1, what.c_str()) : std::vector<float>();
+  for (int threads : {1, 2}) {
+    const std::string w = what + " threads=" + std::to_string(threads);
+    compare(w.c_str(), run(fast, build(false), threads, w.c_str()), want, mag, tol);
+  }
+}
+
+// ---- per-op tests
+
+constexpr double kFloatTol = 1e-5;
+
+void test_linear(KernelFn portable, KernelFn fast, const char* set) {
+  for (int64_t m : {1, 2, 7, 33})
+    for (int64_t k : {1, 3, 8, 17, 70})
+      for (int64_t n : {1, 5, 17}) {
+        const bool bias = (m + k + n) % 2 == 0;
+        auto x = random_floats(m * k), w = random_floats(n * k), b = random_floats(n);
+        char what[128];
+        std::snprintf(what, sizeof what, "[%s] aten::linear m=%lld k=%lld n=%lld", set, (long long)m, (long long)k,
+                      (long long)n);
+        check_case(what, portable, fast, [&](Args& a, bool absolute) {
+          a.ptrs = {a.floats({m, k}, absolute ? abs_of(x) : x), a.floats({n, k}, absolute ? abs_of(w) : w),
+                    bias ? a.floats({n}, absolute ? abs_of(b) : b) : a.none(), a.output(m * n)};
+        }, kFloatTol);
+      }
+}
+
+// mm, bmm, addmm with both operands in either orientation (transposed views: no copies).
+void test_matmul(const char* op, KernelFn portable, KernelFn fast, const char* set) {
+  const bool batched = std::strcmp(op, "aten::bmm") == 0, add = std::strcmp(op, "aten::addmm") == 0;
+  for (int64_t m : {1, 2, 7, 33})
+    for (int64_t k : {1, 9, 40})
+      for (int64_t n : {1, 6, 35})
+        for (int layout = 0; layout < 4; ++layout) {
+          const int64_t batch = batched ? 3 : 1;
+          const bool ta = layout & 1, tb = layout & 2;
+          auto x = random_floats(batch * m * k), y = random_floats(batch * k * n), c = random_floats(n);
+          char what[160];
+          std::snprintf(what, sizeof what, "[%s] %s m=%lld k=%lld n=%lld a%s b%s", set, op, (long long)m, (long long)k,
+                        (long long)n, ta ? "ᵀ" : "", tb ? "ᵀ" : "");
+          check_case(what, portable, fast, [&](Args& a, bool absolute) {
+            // a (m, k) viewed over storage (k, m) when transposed; b (k, n) over (n, k).
+            std::vector<int64_t> asz = {m, k}, bsz = {k, n};
+            std::vector<int64_t> ast = ta ? std::vector<int64_t>{1, m} : std::vector<int64_t>{k, 1};
+            std::vector<int64_t> bst = tb ? std::vector<int64_t>{1, k} : std::vector<int64_t>{n, 1};
+            if (batched) {
+              asz.insert(asz.begin(), batch);
+              bsz.insert(bsz.begin(), batch);
+              ast.insert(ast.begin(), m * k);
+              bst.insert(bst.begin(), k * n);
+            }
+            Value* av = a.floats(asz, absolute ? abs_of(x) : x, ast);
+            Value* bv = a.floats(bsz, absolute ? abs_of(y) : y, bst);
+            if (add)
+              a.ptrs = {a.floats({n}, absolute ? abs_of(c) : c), av, bv, a.real(1.0), a.real(1.0), a.output(m * n)};
+            else
+              a.ptrs = {av, bv, a.output(batch * m * n)};
+          }, kFloatTol);
+        }
+}
+
+struct ConvCase {
+  int64_t batch, c_in, c_out, h, w, k, stride, pad, groups;
+};
+
+void test_convolution(KernelFn portable, KernelFn fast, const char* set) {
+  std::vector<ConvCase> cases = {
+      {1, 5, 7, 3, 9, 1, 1, 0, 1},    {2, 13, 17, 9, 11, 1, 1, 0, 1},  {1, 3, 33, 1, 1, 1, 1, 0, 1},  // 1x1
+      {1, 6, 6, 11, 23, 3, 1, 1, 6},  {2, 4, 4, 7, 5, 3, 2, 1, 4},     {1, 3, 3, 12, 37, 3, 2, 1, 3},  // dw 3x3
+      {1, 2, 2, 9, 19, 3, 1, 0, 2},   {1, 2, 2, 4, 4, 3, 2, 2, 2},     {1, 3, 3, 2, 2, 3, 1, 1, 3},    // dw edges
+      {1, 4, 6, 8, 8, 3, 1, 1, 1},    {1, 4, 4, 6, 7, 3, 1, 1, 2},     {1, 4, 8, 9, 9, 1, 2, 0, 1},    // portable
+  };
+  for (const ConvCase& c : cases) {
+    const int64_t oh = (c.h + 2 * c.pad - c.k) / c.stride + 1, ow = (c.w + 2 * c.pad - c.k) / c.stride + 1;
+    auto x = random_floats(c.batch * c.c_in * c.h * c.w), w = random_floats(c.c_out * (c.c_in / c.groups) * c.k * c.k);
+    auto b = random_floats(c.c_out);
+    char what[160];
+    std::snprintf(what, sizeof what, "[%s] aten::convolution x[%lld,%lld,%lld,%lld] k%lld s%lld p%lld g%lld", set,
+                  (long long)c.batch, (long long)c.c_in, (long long)c.h, (long long)c.w, (long long)c.k,
+                  (long long)c.stride, (long long)c.pad, (long long)c.groups);
+    check_case(what, portable, fast, [&](Args& a, bool absolute) {
+      a.ptrs = {a.floats({c.batch, c.c_in, c.h, c.w}, absolute ? abs_of(x) : x),
+                a.floats({c.c_out, c.c_in / c.groups, c.k, c.k}, absolute ? abs_of(w) : w),
+                a.floats({c.c_out}, absolute ? abs_of(b) : b),
+                a.ints({c.stride, c.stride}), a.ints({c.pad, c.pad}), a.ints({1, 1}), a.boolean(false), a.ints({0, 0}),
+                a.integer(c.groups), a.output(c.batch * c.c_out * oh * ow)};
+    }, kFloatTol);
+  }
+}
+
+void test_sdpa(KernelFn portable, KernelFn fast, const char* set) {
+  struct Case {
+    int64_t hq, hkv, t, start, d;
+  };
+  for (const Case& c : std::vector<Case>{{1, 1, 1, 0, 8}, {4, 2, 1, 20, 64}, {3, 1, 5, 7, 13}, {2, 2, 3, 30, 40},
+                                         {6, 3, 1, 50, 37}}) {
+    const int64_t s = c.start + c.t + 3;
+    auto q = random_floats(c.hq * c.t * c.d, 2.0f), k = random_floats(c.hkv * s * c.d, 2.0f),
+         v = random_floats(c.hkv * s * c.d);
+    char what[128];
+    std::snprintf(what, sizeof what, "[%s] pocket::sdpa hq=%lld hkv=%lld t=%lld start=%lld d=%lld", set,
+                  (long long)c.hq, (long long)c.hkv, (long long)c.t, (long long)c.start, (long long)c.d);
+    // Softmax weights are positive: the magnitude bound is the output for |v|.
+    check_case(what, portable, fast, [&](Args& a, bool absolute) {
+      a.ptrs = {a.floats({1, c.hq, c.t, c.d}, q), a.floats({1, c.hkv, s, c.d}, k),
+                a.floats({1, c.hkv, s, c.d}, absolute ? abs_of(v) : v),
+                a.tensor(ScalarType::Int64, {1}, std::vector<int64_t>{c.start}), a.real(1.0 / std::sqrt(double(c.d))),
+                a.output(c.hq * c.t * c.d)};
+    }, kFloatTol);
+  }
+}
+
+// A random quantized weight (n, k) in the layouts of schema/QUANTIZATION.md; `unit`: all
+// scales 1 and mins small integers (exact-integer checks).
+struct QWeight {
+  int bits;
+  bool sym;
+  int64_t n, k, g;
+  std::vector<uint8_t> q;
+  std::vector<float> scales, mins;
+  float wmax = 0;  // max |dequantized weight| bound
+};
+
+QWeight make_qweight(int bits, bool sym, int64_t n, int64_t k, int64_t g, bool unit) {
+  QWeight w{bits, sym, n, k, g, {}, {}, {}, 0};
+  const int qmax = bits == 4 ? (sym ? 7 : 15) : (sym ? 127 : 255), qmin = sym ? (bits == 4 ? -8 : -128) : 0;
+  std::vector<int> vals(n * k);
+  for (int& v : vals) v = qmin + static_cast<int>(g_rng() % (qmax - qmin + 1));
+  if (bits == 4) {
+    w.q.resize(n * k / 2);
+    for (int64_t i = 0; i < n * k / 2; ++i) {
+      const int o = sym ? 8 : 0;
+      w.q[i] = static_cast<uint8_t>((vals[2 * i] + o) | ((vals[2 * i + 1] + o) << 4));
+    }
+  } else {
+    w.q.resize(n * k);
+    for (int64_t i = 0; i < n * k; ++i) w.q[i] = static_cast<uint8_t>(vals[i]);
+  }
+  for (int64_t i = 0; i < n * (k / g); ++i) {
+    const float s = unit ? 1.0f : uniform(0.001f, 0.05f);
+    const float m = sym ? 0.0f : unit ? static_cast<float>(static_cast<int>(g_rng() % 7) - 3) : uniform(-0.5f, 0.5f);
+    w.scales.push_back(s);
+    if (!sym) w.mins.push_back(m);
+    w.wmax = std::max(w.wmax, std::fabs(s) * std::max(std::abs(qmin), qmax) + std::fabs(m));
+  }
+  return w;
+}
+
+void add_linear_q_args(Args& a, const QWeight& w, const std::vector<float>& x, int64_t m, const std::vector<float>* bias,
+                       int act_mode) {
+  Value* qv = w.bits == 8 && w.sym ? a.tensor(ScalarType::Int8, {w.n, w.k}, w.q)
+                                   : a.tensor(ScalarType::UInt8, {w.n, w.bits == 4 ? w.k / 2 : w.k}, w.q);
+  a.ptrs = {a.floats({m, w.k}, x), qv, a.floats({w.n, w.k / w.g}, w.scales),
+            w.sym ? a.none() : a.floats({w.n, w.k / w.g}, w.mins), bias ? a.floats({w.n}, *bias) : a.none(),
+            a.integer(w.bits), a.integer(w.g), a.integer(act_mode), a.output(m * w.n)};
+}
+
+void test_linear_q(KernelFn portable, KernelFn fast, const char* set) {
+  struct Mode {
+    int act_mode;
+    int64_t g, k;
+  };
+  const std::vector<Mode> modes = {{0, 16, 48}, {0, 32, 96}, {0, 6, 30}, {1, 32, 64},  {1, 64, 192},
+                                   {1, 10, 50}, {2, 32, 96}, {2, 64, 128}, {1, 96, 192}};
+  for (int bits : {4, 8})
+    for (bool sym : {true, false})
+      for (const Mode& md : modes)
+        for (int64_t m : {1, 2, 7, 33}) {
+          const int64_t n = pick({1, 3, 5, 9, 18});
+          const QWeight w = make_qweight(bits, sym, n, md.k, md.g, false);
+          const auto x = random_floats(m * md.k, 3.0f), b = random_floats(n);
+          const bool bias = (m + n) % 2 == 1;
+          char what[160];
+          std::snprintf(what, sizeof what, "[%s] pocket::linear_q %d-bit %s act_mode=%d g=%lld m=%lld k=%lld n=%lld",
+                        set, bits, sym ? "sym" : "asym", md.act_mode, (long long)md.g, (long long)m, (long long)md.k,
+                        (long long)n);
+          // Magnitude bound: Σ|x| · max|w| per row.
+          std::vector<float> mag(m * n);
+          for (int64_t r = 0; r < m; ++r) {
+            float sx = 0;
+            for (int64_t c = 0; c < md.k; ++c) sx += std::fabs(x[r * md.k + c]);
+            for (int64_t c = 0; c < n; ++c) mag[r * n + c] = sx * w.wmax + (bias ? std::fabs(b[c]) : 0.0f);
+          }
+          auto make = [&](Args& a) { add_linear_q_args(a, w, x, m, bias ? &b : nullptr, md.act_mode); };
+          const std::vector<float> want = run(portable, make, 1, what);
+          // int8 activations: exact integer sums, double scaling (1 ulp-level differences).
+          const double tol = md.act_mode == 0 ? kFloatTol : 1e-6;
+          for (int threads : {1, 2}) {
+            const std::string wt = std::string(what) + " threads=" + std::to_string(threads);
+            compare(wt.c_str(), run(fast, make, threads, wt.c_str()), want, mag, tol);
+          }
+        }
+  // Exact integers: scales 1, integer mins, x integer with |x| max 127 in every row and
+  // every block of 32 (activation scale exactly 1): results are integers, bit-exact.
+  for (int bits : {4, 8})
+    for (bool sym : {true, false})
+      for (int act_mode : {1, 2})
+        for (int64_t m : {1, 2, 7, 33}) {
+          const int64_t k = 128, g = act_mode == 2 ? 32 : 64, n = 11;
+          const QWeight w = make_qweight(bits, sym, n, k, g, true);
+          std::vector<float> x(m * k);
+          for (int64_t i = 0; i < m * k; ++i)
+            x[i] = i % 32 == 5 ? 127.0f : static_cast<float>(static_cast<int>(g_rng() % 255) - 127);
+          char what[128];
+          std::snprintf(what, sizeof what, "[%s] pocket::linear_q exact %d-bit %s act_mode=%d m=%lld", set, bits,
+                        sym ? "sym" : "asym", act_mode, (long long)m);
+          auto make = [&](Args& a) { add_linear_q_args(a, w, x, m, nullptr, act_mode); };
+          const std::vector<float> want = run(portable, make, 1, what);
+          compare(what, run(fast, make, 2, what), want, {}, 0.0);
+        }
+}
+
+struct OpTest {
+  const char* name;
+  std::function<void(KernelFn, KernelFn, const char*)> run;
+};
+
+const std::vector<OpTest>& op_tests() {
+  static const std::vector<OpTest> tests = {
+      {"aten::linear", test_linear},
+      {"aten::mm", [](KernelFn p, KernelFn f, const char* s) { test_matmul("aten::mm", p, f, s); }},
+      {"aten::bmm", [](KernelFn p, KernelFn f, const char* s) { test_matmul("aten::bmm", p, f, s); }},
+      {"aten::addmm", [](KernelFn p, KernelFn f, const char* s) { test_matmul("aten::addmm", p, f, s); }},
+      {"aten::convolution", test_convolution},
+      {"pocket::linear_q", test_linear_q},
+      {"pocket::sdpa", test_sdpa},
+  };
+  return tests;
+}
+
+// The feature sets to test: each level this CPU supports.
+std::vector<detail::CpuFeatures> levels() {
+  const detail::CpuFeatures& have = detail::cpu_features();
+  std::vector<detail::CpuFeatures> out;
+  const std::vector<std::vector<const char*>> candidates = {
+      {"avx2_fma"}, {"avx2_fma", "avx512"}, {"avx2_fma", "avx512", "avx512_vnni"}, {"neon"}, {"neon", "dotprod"},
+      {"neon", "dotprod", "i8mm"}};
+  std::vector<std::string> seen;
+  for (const auto& names : candidates) {
+    detail::CpuFeatures f;
+    bool ok = true;
+    for (const char* n : names)
+      for (const detail::FeatureInfo& info : detail::feature_list())
+        if (std::strcmp(info.name, n) == 0) {
+          ok = ok && have.*info.flag;
+          f.*info.flag = true;
+        }
+    const std::string set = detail::kernel_set_name(f);
+    if (!ok || set == "portable") continue;
+    bool dup = false;
+    for (const std::string& s : seen) dup = dup || s == set;
+    if (dup) continue;
+    seen.push_back(set);
+    out.push_back(f);
+  }
+  return out;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const char* expect = nullptr;
+  for (int i = 1; i + 1 < argc; ++i)
+    if (std::strcmp(argv[i], "--expect-set") == 0) expect = argv[i + 1];
+  const char* best = detail::kernel_set_name(detail::cpu_features());
+  std::printf("CPU features:");
+  for (const detail::FeatureInfo& info : detail::feature_list())
+    if (detail::cpu_features().*info.flag) std::printf(" %s", info.name);
+  std::printf("\nbest kernel set: %s\n", best);
+  if (expect != nullptr && std::strcmp(expect, best) != 0) FAIL("best kernel set is %s, expected %s", best, expect);
+  for (const detail::CpuFeatures& f : levels()) {
+    const char* set = detail::kernel_set_name(f);
+    for (const detail::OptimizedKernel& k : detail::optimized_kernels(f)) {
+      const OpTest* test = nullptr;
+      for (const OpTest& t : op_tests())
+        if (std::strcmp(t.name, k.name) == 0) test = &t;
+      if (test == nullptr) {
+        FAIL("[%s] %s is optimized but has no differential test here", set, k.name);
+        continue;
+      }
+      const int before = g_checks;
+      test->run(detail::kernel_for(k.name, detail::CpuFeatures()), k.fn, set);
+      std::printf("[%s] %-20s %d cases\n", set, k.name, g_checks - before);
+    }
+  }
+  std::printf("%d cases, %d failures\n", g_checks, g_failures);
+  return g_failures == 0 ? 0 : 1;
+}

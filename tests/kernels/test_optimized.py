@@ -1,0 +1,305 @@
+"""Optimized kernels against the portable ones (ggml test-backend-ops style), driven by the
+native kernel tables: for every optimized kernel set this CPU can run (e.g. avx2, avx512,
+avx512vnni; on arm64 neon, neondot) and every op whose kernel in that set differs from the
+portable one (`_native.optimized_ops`), random inputs go through both kernels, on 1 and 2
+threads. The C++ twin of this test, runtime_core/tests/kernel_diff_test.cpp, also runs in
+the arm64 cross build under qemu.
+
+Tolerances:
+- float results: |optimized - portable| <= 1e-5 * (|portable| + Σ|terms|), Σ|terms| being
+  the portable kernel's output on absolute values (linear, mm/bmm/addmm, convolution; for
+  sdpa the output for |v|, softmax weights being positive) or, for linear_q, Σ|x|·max|w|:
+  the optimized kernels sum in another order (vectors, FMA) and nothing else.
+- linear_q with int8 activations: integer sums are exact and scaled in double, so
+  |difference| <= 1e-6 * (|portable| + Σ|terms|); on inputs whose scales are all 1 the
+  results are integers and must be identical.
+- Module outputs with 1 and 2 threads: the kernels split work without changing any
+  output's arithmetic except where a tile boundary moves: rtol = atol = 1e-5.
+"""
+
+import numpy as np
+import pytest
+import torch
+from harness import output_buffer, to_native
+
+import pocket
+import pocket.exporter.custom_ops  # noqa: F401  (registers torch.ops.pocket.*)
+from examples import models
+from pocket import _native
+from pocket.exporter.quant.formats import WeightFormat, quantize
+
+CANDIDATES = ["avx2_fma", "avx2_fma,avx512", "avx2_fma,avx512,avx512_vnni", "neon", "neon,dotprod",
+              "neon,dotprod,i8mm"]
+
+
+def kernel_sets():
+    """Feature lists naming each distinct optimized kernel set this CPU runs."""
+    have = _native.cpu_features()
+    out, seen = [], set()
+    for features in CANDIDATES:
+        name = _native.kernel_set(features)
+        if all(have[f] for f in features.split(",")) and name != "portable" and name not in seen:
+            seen.add(name)
+            out.append(features)
+    return out
+
+
+SETS = kernel_sets()
+
+
+def run(name, args, like, table="portable", threads=1):
+    out = _native.run_kernel(name, [to_native(a) for a in args], [output_buffer(like)], table, threads)[0]
+    return torch.from_numpy(np.array(out))
+
+
+def check(name, args, like, table, magnitude, tol):
+    """Portable vs the kernel in `table`, on 1 and 2 threads."""
+    want = run(name, args, like)
+    for threads in (1, 2):
+        got = run(name, args, like, table, threads)
+        assert got.shape == want.shape
+        bound = tol * (want.abs() + magnitude)
+        bad = ~((got - want).abs() <= bound)
+        if bad.any():
+            i = int(bad.flatten().nonzero()[0])
+            raise AssertionError(f"{name} [{_native.kernel_set(table)}] threads={threads}: output {i} is "
+                                 f"{got.flatten()[i].item()!r}, portable {want.flatten()[i].item()!r} "
+                                 f"(bound {bound.flatten()[i].item():.3g})")
+
+
+def absolute(args):
+    return [a.abs() if isinstance(a, torch.Tensor) and a.is_floating_point() else a for a in args]
+
+
+def check_float(name, args, like, table):
+    check(name, args, like, table, run(name, absolute(args), like), 1e-5)
+
+
+# ---- cases per op: each yields (args, output-like tensor)
+
+
+def linear_cases():
+    for m in (1, 2, 7, 33):
+        for k in (1, 3, 8, 17, 70):
+            for n in (1, 5, 17):
+                x, w = torch.randn(m, k), torch.randn(n, k)
+                yield [x, w, torch.randn(n) if (m + k) % 2 else None], torch.empty(m, n)
+    # strided: a transposed input, a weight that is a slice, leading dims
+    x = torch.randn(19, 3).t()
+    yield [x, torch.randn(11, 38)[:, ::2], torch.randn(11)], torch.empty(3, 11)
+    yield [torch.randn(2, 3, 33), torch.randn(9, 33), None], torch.empty(2, 3, 9)
+
+
+def matmul_views(m, k, n, batch=None):
+    """Operands in all four orientations (transposed views, no copies)."""
+    lead = () if batch is None else (batch,)
+    for ta in (False, True):
+        for tb in (False, True):
+            a = torch.randn(*lead, k, m).transpose(-1, -2) if ta else torch.randn(*lead, m, k)
+            b = torch.randn(*lead, n, k).transpose(-1, -2) if tb else torch.randn(*lead, k, n)
+            yield a, b
+
+
+def mm_cases():
+    for m, k, n in [(1, 9, 35), (2, 40, 6), (7, 1, 17), (33, 9, 1), (33, 40, 35)]:
+        for a, b in matmul_views(m, k, n):
+            yield [a, b], torch.empty(m, n)
+    yield [torch.randn(6, 20)[:, ::2], torch.randn(10, 30)[:, ::3]], torch.empty(6, 10)  # no unit stride
+
+
+def bmm_cases():
+    for m, k, n in [(1, 9, 35), (7, 16, 7), (33, 5, 2)]:
+        for a, b in matmul_views(m, k, n, batch=3):
+            yield [a, b], torch.empty(3, m, n)
+
+
+def addmm_cases():
+    for m, k, n in [(1, 9, 35), (7, 40, 6), (33, 3, 17)]:
+        for a, b in matmul_views(m, k, n):
+            yield [torch.randn(n), a, b, 1.0, 1.0], torch.empty(m, n)
+    yield [torch.randn(5, 1), torch.randn(5, 7), torch.randn(7, 4), 0.5, 2.0], torch.empty(5, 4)
+
+
+# (batch, c_in, c_out, h, w, kernel, stride, padding, groups)
+CONVS = [
+    (1, 5, 7, 3, 9, 1, 1, 0, 1), (2, 13, 17, 9, 11, 1, 1, 0, 1), (1, 3, 33, 1, 1, 1, 1, 0, 1),  # 1x1
+    (1, 6, 6, 11, 23, 3, 1, 1, 6), (2, 4, 4, 7, 5, 3, 2, 1, 4), (1, 3, 3, 12, 37, 3, 2, 1, 3),  # depthwise 3x3
+    (1, 2, 2, 9, 19, 3, 1, 0, 2), (1, 2, 2, 4, 4, 3, 2, 2, 2), (1, 8, 8, 2, 2, 3, 1, 1, 8),
+    (1, 4, 6, 8, 8, 3, 1, 1, 1), (1, 4, 4, 6, 7, 3, 1, 1, 2), (1, 4, 8, 9, 9, 1, 2, 0, 1),  # portable fallback
+]
+
+
+def convolution_cases():
+    for n, cin, cout, h, w, k, s, p, g in CONVS:
+        x, wt = torch.randn(n, cin, h, w), torch.randn(cout, cin // g, k, k)
+        out = torch.nn.functional.conv2d(x, wt, None, s, p, 1, g)
+        yield [x, wt, torch.randn(cout), [s, s], [p, p], [1, 1], False, [0, 0], g], out
+    x = torch.randn(1, 9, 10, 6).permute(0, 3, 1, 2)  # channels-last storage: strided
+    yield [x, torch.randn(6, 1, 3, 3), None, [1, 1], [1, 1], [1, 1], False, [0, 0], 6], torch.empty(1, 6, 9, 10)
+    yield [x, torch.randn(5, 6, 1, 1), None, [1, 1], [0, 0], [1, 1], False, [0, 0], 1], torch.empty(1, 5, 9, 10)
+
+
+def sdpa_cases():
+    for hq, hkv, t, start, d in [(1, 1, 1, 0, 8), (4, 2, 1, 20, 64), (3, 1, 5, 7, 13), (2, 2, 3, 30, 40),
+                                 (6, 3, 1, 50, 37), (2, 1, 33, 0, 16)]:
+        s = start + t + 3
+        args = [torch.randn(1, hq, t, d) * 2, torch.randn(1, hkv, s, d) * 2, torch.randn(1, hkv, s, d),
+                torch.tensor([start]), d ** -0.5]
+        yield args, torch.empty(1, hq, t, d)
+
+
+FORMATS = [(4, True), (4, False), (8, True), (8, False)]
+# (act_mode, group size, K): group sizes the microkernels take (multiples of 16 / 32) and
+# others (the portable fallback), K with tails.
+QMODES = [(0, 16, 48), (0, 32, 96), (0, 6, 30), (1, 32, 64), (1, 64, 192), (1, 10, 50), (1, 96, 192), (2, 32, 96),
+          (2, 64, 128)]
+
+
+def linear_q_cases():
+    for bits, sym in FORMATS:
+        for act_mode, g, k in QMODES:
+            for m in (1, 2, 7, 33):
+                n = (1, 3, 5, 9, 18)[(m + k) % 5]
+                q, s, mins = quantize(torch.randn(n, k), WeightFormat(bits, g, sym))
+                x = torch.randn(m, k) * 3
+                if m == 7:
+                    x = torch.randn(k, m).t() * 3  # strided
+                yield [x, q, s, mins, torch.randn(n) if m % 2 else None, bits, g, act_mode], torch.empty(m, n)
+
+
+def linear_q_magnitude(args):
+    """Σ|x| · max|dequantized w| per output (plus |bias|)."""
+    x, q, s, mins, bias, bits, g, _ = args
+    qmax = {(4, True): 8, (4, False): 15, (8, True): 128, (8, False): 255}[(bits, mins is None)]
+    wmax = (s.abs() * qmax + (mins.abs() if mins is not None else 0)).max()
+    mag = x.abs().sum(-1, keepdim=True) * wmax
+    return mag + (bias.abs() if bias is not None else 0)
+
+
+CASES = {
+    "aten::linear": linear_cases,
+    "aten::mm": mm_cases,
+    "aten::bmm": bmm_cases,
+    "aten::addmm": addmm_cases,
+    "aten::convolution": convolution_cases,
+    "pocket::linear_q": linear_q_cases,
+    "pocket::sdpa": sdpa_cases,
+}
+
+
+def test_every_optimized_op_has_cases():
+    assert SETS or not any(_native.cpu_features().values()), "this CPU has features but no optimized kernel set"
+    for table in SETS:
+        missing = set(_native.optimized_ops(table)) - set(CASES)
+        assert not missing, f"ops optimized in {_native.kernel_set(table)} without differential cases: {missing}"
+
+
+@pytest.mark.parametrize("table", SETS)
+@pytest.mark.parametrize("op", sorted(CASES))
+def test_optimized_matches_portable(op, table):
+    if op not in _native.optimized_ops(table):
+        pytest.skip(f"{op} has no optimized kernel in {_native.kernel_set(table)}")
+    torch.manual_seed(0)
+    for args, like in CASES[op]():
+        if op == "pocket::linear_q":
+            tol = 1e-5 if args[7] == 0 else 1e-6
+            check(op, args, like, table, linear_q_magnitude(args), tol)
+        elif op == "pocket::sdpa":
+            check(op, args, like, table, run(op, args[:2] + [args[2].abs()] + args[3:], like), 1e-5)
+        else:
+            check_float(op, args, like, table)
+
+
+def unit_scale_linear_q(bits, sym, m, k, n, g, act_mode, gen):
+    """linear_q inputs whose every scale is 1 (weights' and activations'): integer results."""
+    lo, hi = {(4, True): (-8, 7), (4, False): (0, 15), (8, True): (-128, 127), (8, False): (0, 255)}[(bits, sym)]
+    qv = torch.randint(lo, hi + 1, (n, k), generator=gen)
+    if bits == 4:
+        u = (qv + (8 if sym else 0)).to(torch.uint8)
+        qweight = u[:, 0::2] | (u[:, 1::2] << 4)
+    else:
+        qweight = qv.to(torch.int8 if sym else torch.uint8)
+    scales = torch.ones(n, k // g)
+    mins = None if sym else torch.randint(-3, 4, (n, k // g), generator=gen).float()
+    x = torch.randint(-127, 128, (m, k), generator=gen).float()
+    x[:, 5::32] = 127.0  # every row and block of 32 has max |x| 127: activation scale exactly 1
+    return [x, qweight, scales, mins, None, bits, g, act_mode]
+
+
+@pytest.mark.parametrize("table", SETS)
+@pytest.mark.parametrize("bits,sym", FORMATS)
+@pytest.mark.parametrize("act_mode", [1, 2])
+def test_linear_q_int8_paths_are_exact(table, bits, sym, act_mode):
+    gen = torch.Generator().manual_seed(bits * 10 + act_mode)
+    for m in (1, 2, 7, 33):
+        args = unit_scale_linear_q(bits, sym, m, 128, 11, 32 if act_mode == 2 else 64, act_mode, gen)
+        want = run("pocket::linear_q", args, torch.empty(m, 11))
+        assert torch.equal(want, want.round()), "unit scales give integers"
+        for threads in (1, 2):
+            got = run("pocket::linear_q", args, torch.empty(m, 11), table, threads)
+            assert torch.equal(got, want), f"{_native.kernel_set(table)} m={m} threads={threads}"
+
+
+def test_portable_kernels_do_not_depend_on_threads():
+    """The parallel portable kernels (the fallback everywhere) split work, not arithmetic."""
+    torch.manual_seed(0)
+    for op in sorted(CASES):
+        for args, like in list(CASES[op]())[:12]:
+            assert torch.equal(run(op, args, like, "portable", 1), run(op, args, like, "portable", 2)), op
+
+
+# ---- whole programs: results do not depend on the thread count
+
+
+def small_llm():
+    from pocket.llm.models import LlmConfig, Transformer
+
+    c = LlmConfig(vocab_size=96, dim=64, n_layers=2, n_heads=4, n_kv_heads=2, hidden_dim=128, head_dim=16)
+    torch.manual_seed(0)
+    m = Transformer(c, 64).eval()
+    with torch.no_grad():
+        for p in m.parameters():
+            if p.dim() > 1:
+                p.normal_(0, 0.3)
+    return m
+
+
+def outputs_with_threads(module, threads, calls):
+    module.set_num_threads(threads)
+    module.reset_buffers()
+    return [module.run(method, *args) for method, args in calls]
+
+
+PROGRAMS = ["mobilenet", "encoder", "llm_fp32", "llm_8da4w", "llm_q8_block32"]
+
+
+def program_and_calls(name):
+    if name == "mobilenet":
+        model, _ = models.mobilenet_v2()
+        x = torch.randn(1, 3, 64, 64)
+        return pocket.export(model, (x,)), [("forward", (x,))]
+    if name == "encoder":
+        model, (x,) = models.encoder()
+        return pocket.export(model, (x,)), [("forward", (x,))]
+    from pocket.exporter import QuantConfig
+    from pocket.llm.models import export_llm
+
+    quant = {"llm_fp32": None, "llm_8da4w": "8da4w",
+             "llm_q8_block32": QuantConfig("q8b", 8, 32, True, "int8_block32", None)}[name]
+    program = export_llm(small_llm(), quantize=quant)
+    prompt = torch.tensor([[5, 17, 42, 7, 1, 88, 3, 9, 60, 2, 11]])
+    calls = [("prefill", (prompt, torch.tensor([0])))]
+    calls += [("decode", (torch.tensor([[t]]), torch.tensor([prompt.shape[1] + i]))) for i, t in enumerate([4, 8, 15])]
+    return program, calls
+
+
+@pytest.mark.parametrize("name", PROGRAMS)
+def test_module_results_do_not_depend_on_thread_count(name):
+    program, calls = program_and_calls(name)
+    ops = set(program.summary["methods"][calls[0][0]]["ops"])
+    assert ops & set(_native.optimized_ops("best")) or not SETS, f"{name} uses no optimized op: {sorted(ops)}"
+    module = program.load()
+    one = outputs_with_threads(module, 1, calls)
+    two = outputs_with_threads(module, 2, calls)
+    for a, b in zip(one, two):
+        torch.testing.assert_close(torch.as_tensor(b), torch.as_tensor(a), rtol=1e-5, atol=1e-5)
