@@ -7,8 +7,10 @@
 
 namespace pocket {
 
-WorkerPool::WorkerPool(int num_threads) {
-  for (int i = 1; i < num_threads; ++i) workers_.emplace_back([this] { work_loop(); });
+WorkerPool::WorkerPool(int num_threads) : num_threads_(num_threads < 1 ? 1 : num_threads) {}
+
+void WorkerPool::start_workers() {
+  for (int i = 1; i < num_threads_; ++i) workers_.emplace_back([this] { work_loop(); });
 }
 
 WorkerPool::~WorkerPool() {
@@ -30,6 +32,7 @@ void WorkerPool::drain() {
 }
 
 void WorkerPool::run(size_t n, void (*fn)(void*, size_t), void* arg) {
+  if (n > 1 && workers_.empty() && num_threads_ > 1) start_workers();
   if (workers_.empty() || n <= 1) {
     for (size_t i = 0; i < n; ++i) fn(arg, i);
     return;

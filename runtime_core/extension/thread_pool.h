@@ -1,5 +1,6 @@
-// WorkerPool: the ThreadPool the extension layer gives to methods. Workers spin briefly
-// between jobs (an LLM's decode step runs hundreds of short parallel kernels) and then sleep.
+// WorkerPool: the ThreadPool the extension layer gives to methods. Workers start on the first
+// job that needs them (loading a model starts no thread), spin briefly between jobs (an LLM's
+// decode step runs hundreds of short parallel kernels) and then sleep.
 #pragma once
 
 #include <atomic>
@@ -20,13 +21,15 @@ class WorkerPool final : public ThreadPool {
   WorkerPool(const WorkerPool&) = delete;
   WorkerPool& operator=(const WorkerPool&) = delete;
 
-  int num_threads() const override { return static_cast<int>(workers_.size()) + 1; }
+  int num_threads() const override { return num_threads_; }
   void run(size_t n, void (*fn)(void*, size_t), void* arg) override;
 
  private:
   void work_loop();
   void drain();
+  void start_workers();
 
+  int num_threads_ = 1;
   std::vector<std::thread> workers_;
   std::mutex mutex_;
   std::condition_variable wake_;

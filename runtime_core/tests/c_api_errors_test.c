@@ -363,6 +363,9 @@ static int make_inputs(pk_module* m, const target* t, const char* method, size_t
  * result in `why`. */
 static int exercise(pk_module* m, const target* t, char* why, size_t cap) {
   const char *key, *value;
+  /* One thread: the sweep runs tens of thousands of programs, and under qemu-user every
+   * started thread costs memory qemu does not give back (natively this test peaks at 12 MB). */
+  pk_module_set_num_threads(m, 1);
   for (size_t i = 0; i < pk_module_metadata_count(m); ++i)
     if (pk_module_metadata_entry(m, i, &key, &value) != PK_STATUS_OK || key == NULL || value == NULL) {
       snprintf(why, cap, "metadata entry %zu: %s", i, pk_last_error());
@@ -429,7 +432,7 @@ static int try_corrupted(const uint8_t* b, const target* t, char* why, size_t ca
 static size_t g_max_copies = 0;
 
 /* Corrupts every byte before the segments with `n_patterns` xor patterns (every
- * offset_step-th byte of large programs), then `rounds` copies with 4 random bytes changed,
+ * offset_step-th byte when g_max_copies is set), then `rounds` copies with 4 random bytes changed,
  * then flips bytes of the segments. */
 static void test_corruption(const target* t, size_t n_patterns, int rounds) {
   static const uint8_t kPatterns[] = {0xFF, 0x01, 0x80, 0x7F};
@@ -438,7 +441,7 @@ static void test_corruption(const target* t, size_t n_patterns, int rounds) {
   /* Every byte of the header and the flatbuffer (and padding), a few patterns each. */
   size_t end = (size_t)t->segment_base, failures = 0, tried = 0;
   int loaded = 0;
-  size_t offset_step = 1 + end / 32768, seg_copies = 4096;
+  size_t offset_step = 1, seg_copies = 4096;
   if (g_max_copies > 0) {
     size_t sweep = g_max_copies * 3 / 4 + 1;
     if (end / offset_step * n_patterns > sweep) offset_step = (end * n_patterns + sweep - 1) / sweep;
@@ -482,8 +485,10 @@ static void test_corruption(const target* t, size_t n_patterns, int rounds) {
   }
   CHECK(failures == 0, "%s: %zu of %zu corrupted copies failed uncleanly (first 10 shown)", t->name, failures, tried);
   CHECK(seg_failures == 0, "%s: %zu segment corruptions failed to load", t->name, seg_failures);
-  printf("corruption of %s: %zu corrupted copies (every %zu. byte), %d still loaded, all handled cleanly: %s\n",
-         t->name, tried, offset_step, loaded, failures == 0 ? "yes" : "no");
+  char every[48] = "every byte";
+  if (offset_step > 1) snprintf(every, sizeof every, "every %zu bytes", offset_step);
+  printf("corruption of %s: %zu corrupted copies (%s), %d still loaded, all handled cleanly: %s\n", t->name,
+         tried, every, loaded, failures == 0 ? "yes" : "no");
   free(b);
 }
 
