@@ -401,6 +401,15 @@ static Error check_storage(const char* method, const fb::Method* m, Diag& diag) 
                        "method '%s' value %u: tensor has no storage (location None) but is not a method input",
                        method, i);
   }
+  // Inputs are unbound after each execute, so an output needs storage of its own (the
+  // exporter copies an input that is returned into an arena tensor).
+  if (m->outputs() != nullptr)
+    for (uint32_t o = 0; o < m->outputs()->size(); ++o) {
+      const fb::Tensor* t = m->values()->Get(m->outputs()->Get(o))->kind_as_Tensor();
+      if (t != nullptr && t->location() == fb::Location::None)
+        return diag.fail(Error::InvalidProgram, "method '%s' output %u: value %u is an input, not a tensor with storage",
+                         method, o, m->outputs()->Get(o));
+    }
   return Error::Ok;
 }
 
