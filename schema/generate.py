@@ -10,6 +10,7 @@ namespace keeps the generated modules, which refer to each other as pocket.fb.<N
 
 import argparse
 import filecmp
+import os
 import pathlib
 import shutil
 import subprocess
@@ -19,12 +20,27 @@ import tempfile
 HERE = pathlib.Path(__file__).resolve().parent
 SCHEMA = HERE / "program.fbs"
 OUT = HERE / "generated"
+FLATC_VERSION = "2.0.8"  # the runtime compiles against Debian's libflatbuffers-dev of the same version
+
+
+def find_flatc() -> str:
+    """The first flatc of FLATC_VERSION on PATH (then /usr/bin): other packages ship their own flatc
+    (executorch's wheel puts flatc 24.x on PATH), whose output differs from 2.0.8's."""
+    seen = []
+    for folder in os.environ.get("PATH", "").split(os.pathsep) + ["/usr/bin"]:
+        path = shutil.which("flatc", path=folder)
+        if path is None or path in (p for p, _ in seen):
+            continue
+        out = subprocess.run([path, "--version"], capture_output=True, text=True).stdout.strip()
+        if out.split()[-1:] == [FLATC_VERSION]:
+            return path
+        seen.append((path, out))
+    found = "; ".join(f"{p}: {v or 'no version'}" for p, v in seen) or "none on PATH"
+    sys.exit(f"flatc {FLATC_VERSION} not found ({found}): apt-get install flatbuffers-compiler")
 
 
 def generate(out: pathlib.Path) -> None:
-    flatc = shutil.which("flatc")
-    if flatc is None:
-        sys.exit("flatc not found: apt-get install flatbuffers-compiler")
+    flatc = find_flatc()
     subprocess.run([flatc, "--cpp", "--scoped-enums", "-o", str(out / "cpp"), str(SCHEMA)], check=True)
     subprocess.run([flatc, "--python", "--gen-object-api", "-o", str(out / "python"), str(SCHEMA)], check=True)
     (out / "python" / "pocket" / "__init__.py").unlink()  # the real pocket package lives elsewhere
