@@ -17,7 +17,6 @@
 #include <cstring>
 #include <deque>
 #include <functional>
-#include <memory>
 #include <random>
 #include <string>
 #include <vector>
@@ -95,7 +94,7 @@ struct Args {
   // A tensor of `sizes` over `data` (copied); `strides` empty: contiguous.
   template <typename T>
   Value* tensor(ScalarType t, std::vector<int64_t> sizes, const std::vector<T>& data, std::vector<int64_t> strides = {}) {
-    buffers.push_back({std::vector<uint8_t>(data.size() * sizeof(T) + 64)});
+    buffers.push_back({std::vector<uint8_t>(data.size() * sizeof(T))});  // exact: ASan sees over-reads
     std::memcpy(buffers.back().bytes.data(), data.data(), data.size() * sizeof(T));
     Value v;
     v.tag = Value::Tag::Tensor;
@@ -135,11 +134,9 @@ std::vector<float> run(KernelFn fn, const std::function<void(Args&)>& make, int 
   KernelContext ctx;
   ctx.temp = &temp;
   ctx.diag = &diag;
-  std::unique_ptr<WorkerPool> pool;
-  if (threads > 1) {
-    pool.reset(new WorkerPool(threads));
-    ctx.threads = pool.get();
-  }
+  // One pool for the whole test: qemu-user keeps the memory of every thread it started.
+  static WorkerPool pool(2);
+  if (threads > 1) ctx.threads = &pool;
   Error e = fn(ctx, a.ptrs.data());
   if (e != Error::Ok) {
     FAIL("%s: kernel failed: %s", what, diag.message);

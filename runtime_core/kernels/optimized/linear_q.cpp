@@ -67,16 +67,17 @@ Error run_f32(KernelContext& ctx, const LinearQProblem& p, const GemmKernels& g,
 // weights: each block of 32 as [even columns, odd columns]) and takes the per-group sums
 // the microkernels' corrections need.
 Error quantize_x(KernelContext& ctx, const LinearQProblem& p, LinearQI8Problem* q) {
-  const int64_t scale_cols = p.act_mode == 1 ? p.k : kBlock;
+  const int64_t scale_cols = p.act_mode == 1 ? p.k : kBlock, blocks = p.k / kBlock;
   const int64_t groups = p.w.groups, g = p.w.group_size;
   int16_t* x16 = nullptr;
   int8_t* xq = nullptr;
   float* sx = nullptr;
-  double* xs = nullptr;
+  double *sxt = nullptr, *xst = nullptr;
   Error e = temp_array(ctx, kOp, "int8 activations", p.m * p.k, &x16);
   if (e == Error::Ok) e = temp_array(ctx, kOp, "packed int8 activations", p.m * p.k, &xq);
   if (e == Error::Ok) e = temp_array(ctx, kOp, "activation scales", p.m * (p.k / scale_cols), &sx);
-  if (e == Error::Ok) e = temp_array(ctx, kOp, "activation sums", p.m * groups, &xs);
+  if (e == Error::Ok && p.act_mode == 2) e = temp_array(ctx, kOp, "transposed activation scales", p.m * blocks, &sxt);
+  if (e == Error::Ok) e = temp_array(ctx, kOp, "activation sums", p.m * groups, &xst);
   if (e != Error::Ok) return e;
   quantize_activations(p.x, p.m, p.k, scale_cols, x16, sx);
   for (int64_t r = 0; r < p.m; ++r) {
@@ -85,19 +86,22 @@ Error quantize_x(KernelContext& ctx, const LinearQProblem& p, LinearQI8Problem* 
     for (int64_t c = 0; c < p.k; c += kBlock)
       for (int64_t i = 0; i < kBlock; ++i)
         dst[c + i] = static_cast<int8_t>(p.w.bits == 4 ? src[c + (i < 16 ? 2 * i : 2 * (i - 16) + 1)] : src[c + i]);
+    if (sxt != nullptr)
+      for (int64_t b = 0; b < blocks; ++b) sxt[b * p.m + r] = sx[r * blocks + b];
     for (int64_t j = 0; j < groups; ++j) {
       double sum = 0;
       for (int64_t b = j * g; b < (j + 1) * g; b += kBlock) {
         const int32_t block_sum = sum_int16(src + b, kBlock);
         sum += p.act_mode == 1 ? static_cast<double>(block_sum)
-                               : static_cast<double>(block_sum) * sx[r * (p.k / kBlock) + b / kBlock];
+                               : static_cast<double>(block_sum) * sx[r * blocks + b / kBlock];
       }
-      xs[r * groups + j] = sum;
+      xst[j * p.m + r] = sum;
     }
   }
   q->xq = xq;
   q->sx = sx;
-  q->xs = xs;
+  q->sxt = sxt;
+  q->xst = xst;
   return Error::Ok;
 }
 

@@ -14,6 +14,9 @@ namespace detail {
 constexpr int kBigMr = 2, kBigNr = 2, kRowNr = 4;
 constexpr bool kVnni = false;
 #include "linear_q_i8_x86.inc"
+#define POCKET_I8_BIG_TILE(MR, NR, F, MODE) tile<MR, NR, F, MODE>
+#define POCKET_I8_ROW_TILE(NR, F, MODE) tile<1, NR, F, MODE>
+#include "linear_q_i8_x86_run.inc"
 
 extern const LinearQI8Kernels kLinearQI8Avx2 = {run, offset_of};
 

@@ -73,12 +73,14 @@ struct LinearQF32Kernels {
 //   act_mode 1: y = sx[r] · (Σ_groups scale·Σxq·u  +  Σ_groups corr·xs[r, group])
 //   act_mode 2: y = Σ_blocks sx[r, b]·scale·Σxq·u  +  Σ_groups corr·xs[r, group]
 // with corr = min - offset·scale (per weight row and group) and xs the driver's per-group
-// sums of xq (act_mode 1) or of sx·Σxq over the group's blocks (act_mode 2).
+// sums of xq (act_mode 1) or of sx·Σxq over the group's blocks (act_mode 2), stored with
+// the rows of x contiguous (xst) so a tile loads its rows' values together.
 struct LinearQI8Problem {
   QuantWeight w;
-  const int8_t* xq = nullptr;  // (m, k)
-  const float* sx = nullptr;   // act_mode 1: (m); act_mode 2: (m, k / 32)
-  const double* xs = nullptr;  // (m, groups)
+  const int8_t* xq = nullptr;   // (m, k)
+  const float* sx = nullptr;    // act_mode 1: (m); act_mode 2: (m, k / 32)
+  const double* sxt = nullptr;  // act_mode 2: sx transposed, (k / 32, m)
+  const double* xst = nullptr;  // (groups, m): xs transposed (rows of x contiguous)
   const float* bias = nullptr;
   float* y = nullptr;          // (m, n)
   int64_t m = 0, k = 0, n = 0;
