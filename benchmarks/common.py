@@ -9,6 +9,8 @@ import resource
 import statistics
 import time
 
+PROMPT, DECODE = 32, 64  # LLM rows: prompt tokens (prefill), then greedy decode steps
+
 
 def cpu_model() -> str:
     try:

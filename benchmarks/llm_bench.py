@@ -19,7 +19,7 @@ import time
 import torch
 
 sys.path.insert(0, os.path.dirname(__file__))
-from common import machine_line, median_ms, table  # noqa: E402
+from common import DECODE, PROMPT, machine_line, median_ms, table  # noqa: E402
 
 import pocket  # noqa: E402
 from pocket.llm.models import LlmConfig, Transformer, export_llm  # noqa: E402
@@ -28,7 +28,7 @@ SHAPES = {
     "stories15M": dict(dim=288, n_layers=6, n_heads=6, hidden_dim=768),
     "stories110M": dict(dim=768, n_layers=12, n_heads=12, hidden_dim=2048),
 }
-PROMPT, DECODE, REPEAT, MAX_SEQ = 32, 64, 3, 256
+REPEAT, MAX_SEQ = 3, 256
 
 
 def make_model(name: str) -> Transformer:

@@ -1,5 +1,6 @@
 """Pocket next to eager PyTorch (and ExecuTorch+XNNPACK when `executorch` is installed) on
-the example models and on stories15M/110M-shaped LLMs, with 1 and 2 threads.
+the example models and on stories15M/110M-shaped LLMs, with 1 and 2 threads. ExecuTorch's LLM
+programs come from its llama recipe (see executorch_llama.py).
 
     python benchmarks/run.py                       # everything; prints a markdown table
     python benchmarks/run.py --models mobilenet_v2 encoder --threads 1 --out table.md
@@ -22,6 +23,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
+import executorch_llama  # noqa: E402
 from common import machine_line, median_ms, peak_rss_mb, table  # noqa: E402
 
 CNN_MODELS = ["mlp", "resnet", "mobilenet_v2", "encoder"]
@@ -58,6 +60,9 @@ def export_pocket(name: str, path: str) -> None:
 
 
 def export_executorch(name: str, path: str) -> None:
+    if name in LLM_MODELS:
+        model, _ = build(name)
+        return executorch_llama.export(model, "8da4w" if name.endswith("8da4w") else None, path)
     import torch
     from executorch.backends.xnnpack.partition.xnnpack_partitioner import XnnpackPartitioner
     from executorch.exir import to_edge_transform_and_lower
@@ -103,11 +108,19 @@ def measure(name: str, engine: str, threads: int, repeat: int, path: str) -> dic
             with torch.no_grad():
                 model(*inputs)
     else:
+        from executorch.extension.pybindings import portable_lib
         from executorch.runtime import Runtime
 
+        # XNNPACK and ExecuTorch's own parallel kernels share this pool (default: one thread a core)
+        portable_lib._unsafe_reset_threadpool(threads)
+        if name not in CNN_MODELS:
+            import executorch.extension.llm.custom_ops.custom_ops  # noqa: F401  registers llama:: kernels
+            import executorch.kernels.quantized  # noqa: F401  registers the 4-bit embedding kernel
         t0 = time.perf_counter()
         method = Runtime.get().load_program(path).load_method("forward")
         load_ms = (time.perf_counter() - t0) * 1e3
+        if name not in CNN_MODELS:
+            return {**llm_executorch(method), "load_ms": load_ms, "rss_mb": peak_rss_mb()}
         _, inputs = build(name)
         run = lambda: method.execute(list(inputs))  # noqa: E731
     for _ in range(3):
@@ -118,7 +131,7 @@ def measure(name: str, engine: str, threads: int, repeat: int, path: str) -> dic
 def llm_pocket(module) -> dict:
     import numpy as np
 
-    from llm_bench import DECODE, PROMPT
+    from common import DECODE, PROMPT
 
     prompt = np.random.default_rng(0).integers(0, 32000, (1, PROMPT))
 
@@ -136,6 +149,29 @@ def llm_pocket(module) -> dict:
     prefill, decode = min(run() for _ in range(3))
     return {"ms": decode, "prefill_ms": prefill, "tok_s": 1e3 / decode, "prefill_tok_s": PROMPT / prefill * 1e3,
             "decode_tokens": DECODE}
+
+
+def llm_executorch(method) -> dict:
+    """llm_pocket's measurement for the single `forward` of export_llama's programs. The KV cache
+    is not cleared between runs: each overwrites it from position 0 and attends up to input_pos."""
+    import torch
+
+    from common import DECODE, PROMPT
+
+    prompt = torch.randint(0, 32000, (1, PROMPT), generator=torch.Generator().manual_seed(0))
+
+    def run():
+        t0 = time.perf_counter()
+        logits = method.execute([prompt, torch.tensor([0])])[0]
+        prefill = (time.perf_counter() - t0) * 1e3
+        t0 = time.perf_counter()
+        for i in range(DECODE):
+            logits = method.execute([torch.tensor([[int(logits.argmax())]]), torch.tensor([PROMPT + i])])[0]
+        return prefill, (time.perf_counter() - t0) * 1e3 / DECODE
+
+    run()  # warm-up
+    prefill, decode = min(run() for _ in range(3))
+    return {"ms": decode, "prefill_ms": prefill, "tok_s": 1e3 / decode, "prefill_tok_s": PROMPT / prefill * 1e3}
 
 
 def llm_eager(model, name) -> dict:
@@ -209,8 +245,6 @@ def main() -> None:
         for name in args.models:
             files = {}
             for engine in engines:
-                if engine == "executorch" and name not in CNN_MODELS:
-                    continue  # ExecuTorch's LLM export needs its own llama recipe; not run here
                 path = os.path.join(tmp, f"{name}.{engine}")
                 print(f"{name}: exporting for {engine} ...", file=sys.stderr)
                 try:
@@ -232,11 +266,15 @@ def main() -> None:
                     continue
                 rows.append(row(name, threads, results, files, bandwidth))
                 print(table(HEADERS, rows[-1:]), file=sys.stderr)
+    et_quant = " ".join(executorch_llama.quant_flags("8da4w"))
     text = (f"Pocket benchmark · {machine_line()} · memory read bandwidth {bandwidth:.1f} GB/s\n"
             "CNN/encoder rows: latency of one forward (ms, median of runs). LLM rows: decode ms/token "
             "(tok/s in parentheses) after a 32-token prompt; bound = bandwidth / weight bytes per token.\n"
-            "ratio = eager PyTorch time / Pocket time (>1: Pocket is faster); ExecuTorch: XNNPACK delegate. "
-            "-8da4w rows: eager is the fp32 model.\n\n"
+            "vs eager = eager PyTorch time / Pocket time (>1: Pocket is faster), vs ExecuTorch likewise; "
+            "ExecuTorch: XNNPACK delegate, "
+            "threads set with its Python bindings' _unsafe_reset_threadpool; its RSS includes the torch "
+            "libraries those bindings load. ExecuTorch LLM rows: export_llama (KV cache, sdpa_with_kv_cache, "
+            f"XNNPACK; -8da4w rows: {et_quant}). -8da4w rows: eager is the fp32 model.\n\n"
             + table(HEADERS, rows))
     print(text)
     if args.out:
@@ -245,7 +283,7 @@ def main() -> None:
 
 
 HEADERS = ["model", "threads", "Pocket ms", "eager ms", "vs eager", "ExecuTorch ms", "vs ExecuTorch",
-           "Pocket load ms", "Pocket RSS MB", "eager RSS MB", "file MB", "decode bound"]
+           "Pocket load ms", "Pocket RSS MB", "eager RSS MB", "ExecuTorch RSS MB", "file MB", "decode bound"]
 
 
 def row(name, threads, r, files, bandwidth):
@@ -260,7 +298,7 @@ def row(name, threads, r, files, bandwidth):
         bound = f"{bound_tok_s:.0f} tok/s ({p['tok_s'] / bound_tok_s:.0%})"
     return [name, threads, cell(p), cell(e), fmt(e["ms"] / p["ms"]) if p and e else "-", cell(x),
             fmt(x["ms"] / p["ms"]) if p and x else "-", fmt(p and p["load_ms"]), fmt(p and p["rss_mb"]),
-            fmt(e and e["rss_mb"]), fmt(size), bound]
+            fmt(e and e["rss_mb"]), fmt(x and x["rss_mb"]), fmt(size), bound]
 
 
 if __name__ == "__main__":
