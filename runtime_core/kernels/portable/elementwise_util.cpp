@@ -70,9 +70,9 @@ ScalarTensor::ScalarTensor(const Value& s, ScalarType dtype) {
   tensor_.dim = 0;
   tensor_.data = storage_;
   tensor_.capacity = sizeof storage_;
-  if (s.tag == Value::Tag::Int) write_as<int64_t>(storage_, dtype, 0, s.i);
-  if (s.tag == Value::Tag::Double) write_as<double>(storage_, dtype, 0, s.d);
-  if (s.tag == Value::Tag::Bool) write_as<bool>(storage_, dtype, 0, s.b);
+  if (s.tag == Value::Tag::Int) store_as<int64_t>(storage_, dtype, 0, s.i);
+  if (s.tag == Value::Tag::Double) store_as<double>(storage_, dtype, 0, s.d);
+  if (s.tag == Value::Tag::Bool) store_as<bool>(storage_, dtype, 0, s.b);
 }
 
 const char* kinds_name(Kinds k) {

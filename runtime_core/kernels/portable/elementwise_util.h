@@ -1,6 +1,7 @@
 // Helpers for the elementwise kernels (op_add.cpp, op_where.cpp, op_sigmoid.cpp, ...): torch's
-// type promotion, conversion between dtypes, Scalar arguments as 0-d tensors, and unary,
-// binary and ternary loops over broadcast, possibly strided inputs. Nothing here allocates.
+// type promotion, Scalar arguments as 0-d tensors, and unary, binary and ternary loops over
+// broadcast, possibly strided inputs (converting with load_as/store_as from util.h). Nothing
+// here allocates.
 //
 // The dtype rule: an op computes in one "compute" dtype C. For arithmetic it is the output's
 // dtype (the exporter gives outputs the dtype torch computed); comparisons use torch's promoted
@@ -30,46 +31,6 @@ template <> struct DtypeOf<int16_t> { static constexpr ScalarType value = Scalar
 template <> struct DtypeOf<int8_t> { static constexpr ScalarType value = ScalarType::Int8; };
 template <> struct DtypeOf<uint8_t> { static constexpr ScalarType value = ScalarType::UInt8; };
 template <> struct DtypeOf<bool> { static constexpr ScalarType value = ScalarType::Bool; };
-
-// Element i of memory holding dtype t, converted to T (nonzero is true for bool).
-template <typename T>
-inline T read_as(const void* p, ScalarType t, int64_t i) {
-  switch (t) {
-    case ScalarType::Float32: return static_cast<T>(static_cast<const float*>(p)[i]);
-    case ScalarType::Float64: return static_cast<T>(static_cast<const double*>(p)[i]);
-    case ScalarType::Int64: return static_cast<T>(static_cast<const int64_t*>(p)[i]);
-    case ScalarType::Int32: return static_cast<T>(static_cast<const int32_t*>(p)[i]);
-    case ScalarType::Int16: return static_cast<T>(static_cast<const int16_t*>(p)[i]);
-    case ScalarType::Int8: return static_cast<T>(static_cast<const int8_t*>(p)[i]);
-    case ScalarType::UInt8: return static_cast<T>(static_cast<const uint8_t*>(p)[i]);
-    case ScalarType::Bool: return static_cast<T>(static_cast<const bool*>(p)[i]);
-    default: return T(0);
-  }
-}
-
-// Stores v as element i of memory holding dtype t.
-template <typename T>
-inline void write_as(void* p, ScalarType t, int64_t i, T v) {
-  switch (t) {
-    case ScalarType::Float32: static_cast<float*>(p)[i] = static_cast<float>(v); break;
-    case ScalarType::Float64: static_cast<double*>(p)[i] = static_cast<double>(v); break;
-    case ScalarType::Int64: static_cast<int64_t*>(p)[i] = static_cast<int64_t>(v); break;
-    case ScalarType::Int32: static_cast<int32_t*>(p)[i] = static_cast<int32_t>(v); break;
-    case ScalarType::Int16: static_cast<int16_t*>(p)[i] = static_cast<int16_t>(v); break;
-    case ScalarType::Int8: static_cast<int8_t*>(p)[i] = static_cast<int8_t>(v); break;
-    case ScalarType::UInt8: static_cast<uint8_t*>(p)[i] = static_cast<uint8_t>(v); break;
-    case ScalarType::Bool: static_cast<bool*>(p)[i] = static_cast<bool>(v); break;
-    default: break;
-  }
-}
-
-// A Scalar argument (Int, Double or Bool value) converted to T.
-template <typename T>
-inline T scalar_value(const Value& v) {
-  if (v.tag == Value::Tag::Int) return static_cast<T>(v.i);
-  if (v.tag == Value::Tag::Bool) return static_cast<T>(v.b);
-  return static_cast<T>(v.d);
-}
 
 // Fails with Unsupported unless the kernels can read and write t's dtype.
 Error check_supported(KernelContext& ctx, const char* op, const Tensor& t);
@@ -145,26 +106,17 @@ Error dispatch_kinds(KernelContext& ctx, const char* op, ScalarType t, F&& f) {
 
 // ---- arithmetic as torch defines it
 
-template <typename T>
-inline bool nan_value(T v) {
-  if constexpr (std::is_floating_point<T>::value) {
-    return std::isnan(v);
-  } else {
-    return false;
-  }
-}
-
 // maximum/minimum that propagate NaN (torch.maximum, clamp).
 template <typename T>
 inline T max_nan(T a, T b) {
-  if (nan_value(a)) return a;
-  if (nan_value(b)) return b;
+  if (is_nan(a)) return a;
+  if (is_nan(b)) return b;
   return a > b ? a : b;
 }
 template <typename T>
 inline T min_nan(T a, T b) {
-  if (nan_value(a)) return a;
-  if (nan_value(b)) return b;
+  if (is_nan(a)) return a;
+  if (is_nan(b)) return b;
   return a < b ? a : b;
 }
 
@@ -263,8 +215,8 @@ void unary_loop(const Tensor& in, Tensor& out, F& f) {
     return;
   }
   for_each_offset<1>(in.sizes, in.dim, strides, [&](const int64_t* o) {
-    C x = read_as<C>(in.data, in.dtype, o[0]);
-    write_as<R>(out.data, out.dtype, i++, static_cast<R>(f(x)));
+    C x = load_as<C>(in.data, in.dtype, o[0]);
+    store_as<R>(out.data, out.dtype, i++, static_cast<R>(f(x)));
   });
 }
 
@@ -287,9 +239,9 @@ void binary_loop(const Tensor& a, const Tensor& b, Tensor& out, const int64_t (*
     return;
   }
   for_each_offset<2>(out.sizes, out.dim, strides, [&](const int64_t* o) {
-    C x = read_as<C>(a.data, a.dtype, o[0]);
-    C y = read_as<C>(b.data, b.dtype, o[1]);
-    write_as<R>(out.data, out.dtype, i++, static_cast<R>(f(x, y)));
+    C x = load_as<C>(a.data, a.dtype, o[0]);
+    C y = load_as<C>(b.data, b.dtype, o[1]);
+    store_as<R>(out.data, out.dtype, i++, static_cast<R>(f(x, y)));
   });
 }
 
@@ -310,10 +262,10 @@ void ternary_loop(const Tensor& a, const Tensor& b, const Tensor& c, Tensor& out
     return;
   }
   for_each_offset<3>(out.sizes, out.dim, strides, [&](const int64_t* o) {
-    A x = read_as<A>(a.data, a.dtype, o[0]);
-    C y = read_as<C>(b.data, b.dtype, o[1]);
-    C z = read_as<C>(c.data, c.dtype, o[2]);
-    write_as<C>(out.data, out.dtype, i++, static_cast<C>(f(x, y, z)));
+    A x = load_as<A>(a.data, a.dtype, o[0]);
+    C y = load_as<C>(b.data, b.dtype, o[1]);
+    C z = load_as<C>(c.data, c.dtype, o[2]);
+    store_as<C>(out.data, out.dtype, i++, static_cast<C>(f(x, y, z)));
   });
 }
 

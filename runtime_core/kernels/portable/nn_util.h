@@ -1,6 +1,6 @@
-// Helpers for the neural-network and reduction kernels: typed loads and stores across
-// dtypes, contiguous views of strided inputs (copied into temp memory), and the checks of
-// conv/pool parameter lists. Nothing here touches the heap.
+// Helpers for the neural-network and reduction kernels: contiguous views of strided inputs
+// (copied into temp memory) and the checks of conv/pool parameter lists. Nothing here
+// touches the heap.
 #pragma once
 
 #include <cstdint>
@@ -9,52 +9,6 @@
 
 namespace pocket {
 namespace detail {
-
-// Element i of `p` (dtype t) converted to R.
-template <typename R>
-inline R load_as(const void* p, ScalarType t, int64_t i) {
-  switch (t) {
-    case ScalarType::Float32: return static_cast<R>(static_cast<const float*>(p)[i]);
-    case ScalarType::Float64: return static_cast<R>(static_cast<const double*>(p)[i]);
-    case ScalarType::Int64: return static_cast<R>(static_cast<const int64_t*>(p)[i]);
-    case ScalarType::Int32: return static_cast<R>(static_cast<const int32_t*>(p)[i]);
-    case ScalarType::Int16: return static_cast<R>(static_cast<const int16_t*>(p)[i]);
-    case ScalarType::Int8: return static_cast<R>(static_cast<const int8_t*>(p)[i]);
-    case ScalarType::UInt8: return static_cast<R>(static_cast<const uint8_t*>(p)[i]);
-    case ScalarType::Bool: return static_cast<R>(static_cast<const bool*>(p)[i] ? 1 : 0);
-    default: return R(0);
-  }
-}
-
-// Stores v (of type R) as element i of `p` (dtype t).
-template <typename R>
-inline void store_as(void* p, ScalarType t, int64_t i, R v) {
-  switch (t) {
-    case ScalarType::Float32: static_cast<float*>(p)[i] = static_cast<float>(v); break;
-    case ScalarType::Float64: static_cast<double*>(p)[i] = static_cast<double>(v); break;
-    case ScalarType::Int64: static_cast<int64_t*>(p)[i] = static_cast<int64_t>(v); break;
-    case ScalarType::Int32: static_cast<int32_t*>(p)[i] = static_cast<int32_t>(v); break;
-    case ScalarType::Int16: static_cast<int16_t*>(p)[i] = static_cast<int16_t>(v); break;
-    case ScalarType::Int8: static_cast<int8_t*>(p)[i] = static_cast<int8_t>(v); break;
-    case ScalarType::UInt8: static_cast<uint8_t*>(p)[i] = static_cast<uint8_t>(v); break;
-    case ScalarType::Bool: static_cast<bool*>(p)[i] = v != R(0); break;
-    default: break;
-  }
-}
-
-// Whether the (float or integer) value is NaN; written so it also compiles for integers.
-template <typename T>
-inline bool is_nan(T v) {
-  return v != v;  // NOLINT(misc-redundant-expression)
-}
-
-// A Scalar argument (int, double or bool value) converted to T.
-template <typename T>
-inline T scalar_as(const Value& v) {
-  if (v.tag == Value::Tag::Int) return static_cast<T>(v.i);
-  if (v.tag == Value::Tag::Bool) return static_cast<T>(v.b ? 1 : 0);
-  return static_cast<T>(v.d);
-}
 
 // Points *data at t's elements in row-major order: t's own memory when it is contiguous,
 // else a copy in temp memory (valid until the kernel returns). T is t's C++ element type.

@@ -11,7 +11,7 @@ Error op_hardtanh(KernelContext& ctx, Value** args) {
   return detail::unary_op<detail::Kinds::Numeric>(ctx, "hardtanh", out.dtype, args[0]->tensor, out,
                                                   [&](auto x) {
     using T = decltype(x);
-    return detail::min_nan(detail::max_nan(x, detail::scalar_value<T>(lo)), detail::scalar_value<T>(hi));
+    return detail::min_nan(detail::max_nan(x, detail::scalar_as<T>(lo)), detail::scalar_as<T>(hi));
   });
 }
 

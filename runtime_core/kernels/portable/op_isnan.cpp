@@ -7,7 +7,7 @@ namespace pocket {
 Error op_isnan(KernelContext& ctx, Value** args) {
   const Tensor& in = args[0]->tensor;
   return detail::unary_predicate<detail::Kinds::All>(ctx, "isnan", in.dtype, in, args[1]->tensor,
-                                                     [](auto x) { return detail::nan_value(x); });
+                                                     [](auto x) { return detail::is_nan(x); });
 }
 
 }  // namespace pocket

@@ -4,26 +4,13 @@
 
 namespace pocket {
 
-// Dot product of two contiguous rows with 8 partial sums, so the loop vectorizes without
-// reassociation flags.
-template <typename T>
-static T dot(const T* a, const T* b, int64_t n) {
-  T part[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-  int64_t i = 0;
-  for (; i + 8 <= n; i += 8)
-    for (int j = 0; j < 8; ++j) part[j] += a[i + j] * b[i + j];
-  T sum = ((part[0] + part[1]) + (part[2] + part[3])) + ((part[4] + part[5]) + (part[6] + part[7]));
-  for (; i < n; ++i) sum += a[i] * b[i];
-  return sum;
-}
-
 // x (m, k) · w (n, k)ᵀ + b (n) -> y (m, n), outputs [begin, end) in row-major order.
 template <typename T>
 static void linear_outputs(const T* x, const T* w, const T* b, T* y, int64_t n, int64_t k,
                            int64_t begin, int64_t end) {
   for (int64_t i = begin; i < end; ++i) {
     const int64_t r = i / n, c = i % n;
-    y[i] = dot(x + r * k, w + c * k, k) + (b != nullptr ? b[c] : T(0));
+    y[i] = detail::dot_product(x + r * k, w + c * k, k) + (b != nullptr ? b[c] : T(0));
   }
 }
 

@@ -56,7 +56,8 @@ Error linear_fp32(KernelContext& ctx, const Problem& p) {
       for (int64_t i = 0; i < rows; ++i) detail::dequantize_row(p.w, c0 + i, qr, wr + i * p.k);
       for (int64_t r = 0; r < p.m; ++r)
         for (int64_t i = 0; i < rows; ++i)
-          p.y[r * p.n + c0 + i] = add_bias(detail::dot_float(p.x + r * p.k, wr + i * p.k, p.k), p.bias, c0 + i);
+          p.y[r * p.n + c0 + i] =
+              add_bias(detail::dot_product(p.x + r * p.k, wr + i * p.k, p.k), p.bias, c0 + i);
     }
   });
   return Error::Ok;

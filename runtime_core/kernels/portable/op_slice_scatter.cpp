@@ -16,16 +16,7 @@ Error op_slice_scatter(KernelContext& ctx, Value** args) {
     e = detail::slice_view(ctx, "slice_scatter", out, args[2]->i, *args[3], *args[4], args[5]->i,
                            &view);
   if (e != Error::Ok) return e;
-  bool same = src.dim == view.dim;
-  for (int d = 0; same && d < src.dim; ++d) same = src.sizes[d] == view.sizes[d];
-  if (!same) {
-    char a[128], b[128];
-    return ctx.fail(Error::InvalidArgument, "slice_scatter: src has shape %s, expected %s",
-                    shape_string(src.sizes, src.dim, a, sizeof a),
-                    shape_string(view.sizes, view.dim, b, sizeof b));
-  }
-  detail::copy_elements(view, src);
-  return Error::Ok;
+  return detail::copy_into_view(ctx, "slice_scatter", view, src);
 }
 
 }  // namespace pocket

@@ -12,7 +12,7 @@ static Error sub(KernelContext& ctx, const Tensor& a, const Tensor& b, const Val
     return detail::binary_op<Kinds::Numeric>(ctx, "sub", out.dtype, a, b, out,
                                               [](auto x, auto y) { return x - y; });
   return detail::binary_op<Kinds::Numeric>(ctx, "sub", out.dtype, a, b, out, [&](auto x, auto y) {
-    return x - detail::scalar_value<decltype(x)>(alpha) * y;
+    return x - detail::scalar_as<decltype(x)>(alpha) * y;
   });
 }
 

@@ -95,13 +95,15 @@ inline int32_t sum_int16(const int16_t* a, int64_t n) {
   return sum;
 }
 
-// Float dot product with 8 partial sums, so the loop vectorizes without reassociation flags.
-inline float dot_float(const float* a, const float* b, int64_t n) {
-  float part[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+// Dot product of two contiguous rows (float or double) with 8 partial sums, so the loop
+// vectorizes without reassociation flags.
+template <typename T>
+inline T dot_product(const T* a, const T* b, int64_t n) {
+  T part[8] = {0, 0, 0, 0, 0, 0, 0, 0};
   int64_t i = 0;
   for (; i + 8 <= n; i += 8)
     for (int j = 0; j < 8; ++j) part[j] += a[i + j] * b[i + j];
-  float sum = ((part[0] + part[1]) + (part[2] + part[3])) + ((part[4] + part[5]) + (part[6] + part[7]));
+  T sum = ((part[0] + part[1]) + (part[2] + part[3])) + ((part[4] + part[5]) + (part[6] + part[7]));
   for (; i < n; ++i) sum += a[i] * b[i];
   return sum;
 }

@@ -163,6 +163,19 @@ Error copy_to_output(KernelContext& ctx, const char* op, const Tensor& view, Ten
   return Error::Ok;
 }
 
+Error copy_into_view(KernelContext& ctx, const char* op, const Tensor& view, const Tensor& src) {
+  bool same = src.dim == view.dim;
+  for (int d = 0; same && d < src.dim; ++d) same = src.sizes[d] == view.sizes[d];
+  if (!same) {
+    char a[128], b[128];
+    return ctx.fail(Error::InvalidArgument, "%s: src has shape %s, expected %s", op,
+                    shape_string(src.sizes, src.dim, a, sizeof a),
+                    shape_string(view.sizes, view.dim, b, sizeof b));
+  }
+  copy_elements(view, src);
+  return Error::Ok;
+}
+
 Error broadcast_view(KernelContext& ctx, const char* op, const char* what, const Tensor& t,
                      const int64_t* sizes, int dim, Tensor* view) {
   int lead = 0;  // leading size-1 dims of t beyond `dim`
@@ -371,8 +384,7 @@ double load_double(const void* p, ScalarType t, int64_t i) {
   switch (t) {
     case ScalarType::Float16: return half_to_float(static_cast<const uint16_t*>(p)[i]);
     case ScalarType::BFloat16: return bfloat16_to_float(static_cast<const uint16_t*>(p)[i]);
-    case ScalarType::Int64: return static_cast<double>(static_cast<const int64_t*>(p)[i]);
-    default: return load_as_double(p, t, i);
+    default: return load_as<double>(p, t, i);
   }
 }
 

@@ -42,6 +42,10 @@ void accumulate_elements(const Tensor& dst, const Tensor& src);
 Error copy_to_output(KernelContext& ctx, const char* op, const Tensor& view, Tensor& out,
                      const int64_t* sizes, int dim);
 
+// The *_scatter kernels: copies `src` into `view` (the part of their output that src
+// replaces, of src's dtype); fails unless src has view's shape.
+Error copy_into_view(KernelContext& ctx, const char* op, const Tensor& view, const Tensor& src);
+
 // A view of `t` broadcast (numpy rules, leading size-1 dims of `t` dropped) to `sizes`.
 Error broadcast_view(KernelContext& ctx, const char* op, const char* what, const Tensor& t,
                      const int64_t* sizes, int dim, Tensor* view);

@@ -1,10 +1,11 @@
-// Helpers shared by the portable kernels: argument checks, broadcasting, strided iteration
-// and dtype dispatch. Nothing here allocates.
+// Helpers shared by the portable kernels: argument checks, broadcasting, strided iteration,
+// dtype dispatch and element loads/stores across dtypes. Nothing here allocates.
 #pragma once
 
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 
 #include "pocket/kernel.h"
 
@@ -41,32 +42,56 @@ Error dispatch_float(KernelContext& ctx, const char* op, ScalarType t, F&& f) {
   }
 }
 
-// Reads element i (a flat index into contiguous or strided memory) as double.
-inline double load_as_double(const void* p, ScalarType t, int64_t i) {
+// Element i of `p` (dtype t) converted to T by static_cast (bool: nonzero is true). i is a
+// flat element index into contiguous or strided memory. Float16, BFloat16 and other dtypes
+// read as 0: callers check the dtype first (shape_util's load_double reads float16 too).
+template <typename T>
+inline T load_as(const void* p, ScalarType t, int64_t i) {
   switch (t) {
-    case ScalarType::Float32: return static_cast<const float*>(p)[i];
-    case ScalarType::Float64: return static_cast<const double*>(p)[i];
-    case ScalarType::Int64: return static_cast<double>(static_cast<const int64_t*>(p)[i]);
-    case ScalarType::Int32: return static_cast<const int32_t*>(p)[i];
-    case ScalarType::Int16: return static_cast<const int16_t*>(p)[i];
-    case ScalarType::Int8: return static_cast<const int8_t*>(p)[i];
-    case ScalarType::UInt8: return static_cast<const uint8_t*>(p)[i];
-    case ScalarType::Bool: return static_cast<const bool*>(p)[i] ? 1.0 : 0.0;
-    default: return 0.0;
+    case ScalarType::Float32: return static_cast<T>(static_cast<const float*>(p)[i]);
+    case ScalarType::Float64: return static_cast<T>(static_cast<const double*>(p)[i]);
+    case ScalarType::Int64: return static_cast<T>(static_cast<const int64_t*>(p)[i]);
+    case ScalarType::Int32: return static_cast<T>(static_cast<const int32_t*>(p)[i]);
+    case ScalarType::Int16: return static_cast<T>(static_cast<const int16_t*>(p)[i]);
+    case ScalarType::Int8: return static_cast<T>(static_cast<const int8_t*>(p)[i]);
+    case ScalarType::UInt8: return static_cast<T>(static_cast<const uint8_t*>(p)[i]);
+    case ScalarType::Bool: return static_cast<T>(static_cast<const bool*>(p)[i]);
+    default: return T(0);
   }
 }
 
-inline void store_from_double(void* p, ScalarType t, int64_t i, double v) {
+// Stores v as element i of `p` (dtype t), converted by static_cast (bool: nonzero is true).
+// Float16, BFloat16 and other dtypes are left unwritten, as load_as reads them as 0.
+template <typename T>
+inline void store_as(void* p, ScalarType t, int64_t i, T v) {
   switch (t) {
     case ScalarType::Float32: static_cast<float*>(p)[i] = static_cast<float>(v); break;
-    case ScalarType::Float64: static_cast<double*>(p)[i] = v; break;
+    case ScalarType::Float64: static_cast<double*>(p)[i] = static_cast<double>(v); break;
     case ScalarType::Int64: static_cast<int64_t*>(p)[i] = static_cast<int64_t>(v); break;
     case ScalarType::Int32: static_cast<int32_t*>(p)[i] = static_cast<int32_t>(v); break;
     case ScalarType::Int16: static_cast<int16_t*>(p)[i] = static_cast<int16_t>(v); break;
     case ScalarType::Int8: static_cast<int8_t*>(p)[i] = static_cast<int8_t>(v); break;
     case ScalarType::UInt8: static_cast<uint8_t*>(p)[i] = static_cast<uint8_t>(v); break;
-    case ScalarType::Bool: static_cast<bool*>(p)[i] = v != 0.0; break;
+    case ScalarType::Bool: static_cast<bool*>(p)[i] = static_cast<bool>(v); break;
     default: break;
+  }
+}
+
+// A Scalar argument (Int, Double or Bool value) converted to T.
+template <typename T>
+inline T scalar_as(const Value& v) {
+  if (v.tag == Value::Tag::Int) return static_cast<T>(v.i);
+  if (v.tag == Value::Tag::Bool) return static_cast<T>(v.b);
+  return static_cast<T>(v.d);
+}
+
+// Whether v is NaN; false for integer and bool types.
+template <typename T>
+inline bool is_nan(T v) {
+  if constexpr (std::is_floating_point<T>::value) {
+    return std::isnan(v);
+  } else {
+    return false;
   }
 }
 
@@ -134,12 +159,6 @@ void for_each_offset(const int64_t* sizes, int dim, const int64_t (*strides)[kMa
   }
 }
 
-// Elementwise op over broadcast inputs: out[i] = f(a[i], b[i]) computed in double, or in
-// T when every tensor has dtype T (the fast path). Resizes `out` to the broadcast shape.
-template <typename F>
-Error binary_elementwise(KernelContext& ctx, const char* op, const Tensor& a, const Tensor& b,
-                         Tensor& out, F&& f);
-
 // Unary elementwise op in the output dtype (float kernels: float32 or float64).
 template <typename F>
 Error unary_float(KernelContext& ctx, const char* op, const Tensor& in, Tensor& out, F&& f) {
@@ -163,38 +182,6 @@ Error unary_float(KernelContext& ctx, const char* op, const Tensor& in, Tensor& 
     for_each_offset<1>(in.sizes, in.dim, strides,
                        [&](const int64_t* o) { y[i++] = static_cast<T>(f(x[o[0]])); });
   });
-}
-
-template <typename F>
-Error binary_elementwise(KernelContext& ctx, const char* op, const Tensor& a, const Tensor& b,
-                         Tensor& out, F&& f) {
-  const Tensor* ins[2] = {&a, &b};
-  int64_t sizes[kMaxDim];
-  int dim = 0;
-  Error e = broadcast_shapes(ctx, op, ins, 2, sizes, &dim);
-  if (e != Error::Ok) return e;
-  e = resize_output(ctx, op, out, sizes, dim);
-  if (e != Error::Ok) return e;
-  int64_t strides[2][kMaxDim];
-  broadcast_strides(a, sizes, dim, strides[0]);
-  broadcast_strides(b, sizes, dim, strides[1]);
-  int64_t i = 0;
-  if (a.dtype == out.dtype && b.dtype == out.dtype) {
-    return dispatch_dtype(ctx, op, out.dtype, [&](auto tag) {
-      using T = decltype(tag);
-      const T* x = a.data_as<T>();
-      const T* y = b.data_as<T>();
-      T* z = out.data_as<T>();
-      for_each_offset<2>(sizes, dim, strides, [&](const int64_t* o) {
-        z[i++] = static_cast<T>(f(x[o[0]], y[o[1]]));
-      });
-    });
-  }
-  for_each_offset<2>(sizes, dim, strides, [&](const int64_t* o) {
-    double r = f(load_as_double(a.data, a.dtype, o[0]), load_as_double(b.data, b.dtype, o[1]));
-    store_from_double(out.data, out.dtype, i++, r);
-  });
-  return Error::Ok;
 }
 
 }  // namespace detail
