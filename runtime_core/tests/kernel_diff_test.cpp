@@ -232,7 +232,7 @@ void test_matmul(const char* op, KernelFn portable, KernelFn fast, const char* s
 }
 
 struct ConvCase {
-  int64_t batch, c_in, c_out, h, w, k, stride, pad, groups;
+  int64_t batch, c_in, c_out, h, w, k, stride, pad, groups, dil = 1;
 };
 
 void test_convolution(KernelFn portable, KernelFn fast, const char* set) {
@@ -240,22 +240,30 @@ void test_convolution(KernelFn portable, KernelFn fast, const char* set) {
       {1, 5, 7, 3, 9, 1, 1, 0, 1},    {2, 13, 17, 9, 11, 1, 1, 0, 1},  {1, 3, 33, 1, 1, 1, 1, 0, 1},  // 1x1
       {1, 6, 6, 11, 23, 3, 1, 1, 6},  {2, 4, 4, 7, 5, 3, 2, 1, 4},     {1, 3, 3, 12, 37, 3, 2, 1, 3},  // dw 3x3
       {1, 2, 2, 9, 19, 3, 1, 0, 2},   {1, 2, 2, 4, 4, 3, 2, 2, 2},     {1, 3, 3, 2, 2, 3, 1, 1, 3},    // dw edges
-      {1, 4, 6, 8, 8, 3, 1, 1, 1},    {1, 4, 4, 6, 7, 3, 1, 1, 2},     {1, 4, 8, 9, 9, 1, 2, 0, 1},    // portable
+      // im2col + GEMM: 7x7 stride 2, batch 2, dilation 2, groups 2 and 4, 1x1 stride 2,
+      // several chunks (K = 576: 224 positions a chunk; K = 2304: 64), rows in the padding,
+      // odd c_out
+      {1, 3, 8, 23, 29, 7, 2, 3, 1},  {2, 8, 16, 13, 11, 3, 1, 1, 1},  {1, 6, 8, 11, 12, 3, 1, 2, 1, 2},
+      {2, 8, 8, 7, 9, 3, 1, 1, 2},    {1, 16, 16, 10, 10, 3, 2, 1, 4}, {1, 4, 8, 9, 9, 1, 2, 0, 1},
+      {1, 64, 8, 23, 25, 3, 1, 1, 1}, {1, 256, 4, 9, 9, 3, 1, 1, 1},   {1, 4, 4, 3, 5, 3, 1, 3, 1},
+      {1, 4, 5, 8, 8, 3, 1, 1, 1},
+      {1, 6, 6, 9, 9, 5, 1, 2, 6},    {1, 4, 4, 9, 9, 3, 1, 2, 4, 2},  {1, 4, 4, 6, 7, 3, 1, 1, 2},    // portable
   };
   for (const ConvCase& c : cases) {
-    const int64_t oh = (c.h + 2 * c.pad - c.k) / c.stride + 1, ow = (c.w + 2 * c.pad - c.k) / c.stride + 1;
+    const int64_t span = c.dil * (c.k - 1) + 1;
+    const int64_t oh = (c.h + 2 * c.pad - span) / c.stride + 1, ow = (c.w + 2 * c.pad - span) / c.stride + 1;
     auto x = random_floats(c.batch * c.c_in * c.h * c.w), w = random_floats(c.c_out * (c.c_in / c.groups) * c.k * c.k);
     auto b = random_floats(c.c_out);
     char what[160];
-    std::snprintf(what, sizeof what, "[%s] aten::convolution x[%lld,%lld,%lld,%lld] k%lld s%lld p%lld g%lld", set,
+    std::snprintf(what, sizeof what, "[%s] aten::convolution x[%lld,%lld,%lld,%lld] k%lld s%lld p%lld d%lld g%lld", set,
                   (long long)c.batch, (long long)c.c_in, (long long)c.h, (long long)c.w, (long long)c.k,
-                  (long long)c.stride, (long long)c.pad, (long long)c.groups);
+                  (long long)c.stride, (long long)c.pad, (long long)c.dil, (long long)c.groups);
     check_case(what, portable, fast, [&](Args& a, bool absolute) {
       a.ptrs = {a.floats({c.batch, c.c_in, c.h, c.w}, absolute ? abs_of(x) : x),
                 a.floats({c.c_out, c.c_in / c.groups, c.k, c.k}, absolute ? abs_of(w) : w),
                 a.floats({c.c_out}, absolute ? abs_of(b) : b),
-                a.ints({c.stride, c.stride}), a.ints({c.pad, c.pad}), a.ints({1, 1}), a.boolean(false), a.ints({0, 0}),
-                a.integer(c.groups), a.output(c.batch * c.c_out * oh * ow)};
+                a.ints({c.stride, c.stride}), a.ints({c.pad, c.pad}), a.ints({c.dil, c.dil}), a.boolean(false),
+                a.ints({0, 0}), a.integer(c.groups), a.output(c.batch * c.c_out * oh * ow)};
     }, kFloatTol);
   }
 }

@@ -120,23 +120,43 @@ def addmm_cases():
     yield [torch.randn(5, 1), torch.randn(5, 7), torch.randn(7, 4), 0.5, 2.0], torch.empty(5, 4)
 
 
-# (batch, c_in, c_out, h, w, kernel, stride, padding, groups)
+# (batch, c_in, c_out, h, w, kernel, stride, padding, dilation, groups)
 CONVS = [
-    (1, 5, 7, 3, 9, 1, 1, 0, 1), (2, 13, 17, 9, 11, 1, 1, 0, 1), (1, 3, 33, 1, 1, 1, 1, 0, 1),  # 1x1
-    (1, 6, 6, 11, 23, 3, 1, 1, 6), (2, 4, 4, 7, 5, 3, 2, 1, 4), (1, 3, 3, 12, 37, 3, 2, 1, 3),  # depthwise 3x3
-    (1, 2, 2, 9, 19, 3, 1, 0, 2), (1, 2, 2, 4, 4, 3, 2, 2, 2), (1, 8, 8, 2, 2, 3, 1, 1, 8),
-    (1, 4, 6, 8, 8, 3, 1, 1, 1), (1, 4, 4, 6, 7, 3, 1, 1, 2), (1, 4, 8, 9, 9, 1, 2, 0, 1),  # portable fallback
+    (1, 5, 7, 3, 9, 1, 1, 0, 1, 1), (2, 13, 17, 9, 11, 1, 1, 0, 1, 1), (1, 3, 33, 1, 1, 1, 1, 0, 1, 1),  # 1x1
+    (1, 6, 6, 11, 23, 3, 1, 1, 1, 6), (2, 4, 4, 7, 5, 3, 2, 1, 1, 4), (1, 3, 3, 12, 37, 3, 2, 1, 1, 3),  # dw 3x3
+    (1, 2, 2, 9, 19, 3, 1, 0, 1, 2), (1, 2, 2, 4, 4, 3, 2, 2, 1, 2), (1, 8, 8, 2, 2, 3, 1, 1, 1, 8),
+    # im2col + GEMM: 7x7 stem, batch 2, stride 2, dilation 2, groups 2 and 4, 1x1 stride 2,
+    # more output positions than one chunk (K = 576: 224 positions a chunk; K = 2304: 64,
+    # few column tiles; K = 27 and 48 x 50 positions), rows entirely in the padding, a
+    # kernel covering the input, c_out not a multiple of the tile
+    (1, 3, 8, 23, 29, 7, 2, 3, 1, 1), (2, 8, 16, 13, 11, 3, 1, 1, 1, 1), (1, 8, 12, 9, 10, 3, 2, 1, 1, 1),
+    (1, 6, 8, 11, 12, 3, 1, 2, 2, 1), (2, 8, 8, 7, 9, 3, 1, 1, 1, 2), (1, 16, 16, 10, 10, 3, 2, 1, 1, 4),
+    (1, 4, 8, 9, 9, 1, 2, 0, 1, 1), (1, 64, 16, 19, 17, 3, 1, 1, 1, 1), (1, 64, 8, 23, 25, 3, 1, 1, 1, 1),
+    (1, 256, 4, 9, 9, 3, 1, 1, 1, 1), (1, 3, 5, 48, 50, 3, 1, 1, 1, 1),
+    (1, 4, 4, 3, 5, 3, 1, 3, 1, 1), (1, 3, 9, 4, 4, 4, 1, 0, 1, 1), (2, 4, 6, 8, 8, 3, 1, 1, 1, 1),
+    # portable fallback: depthwise 5x5 and dilated, 2 output channels per group
+    (1, 6, 6, 9, 9, 5, 1, 2, 1, 6), (1, 4, 4, 9, 9, 3, 1, 2, 2, 4), (1, 4, 4, 6, 7, 3, 1, 1, 1, 2),
 ]
 
 
 def convolution_cases():
-    for n, cin, cout, h, w, k, s, p, g in CONVS:
+    for n, cin, cout, h, w, k, s, p, d, g in CONVS:
         x, wt = torch.randn(n, cin, h, w), torch.randn(cout, cin // g, k, k)
-        out = torch.nn.functional.conv2d(x, wt, None, s, p, 1, g)
-        yield [x, wt, torch.randn(cout), [s, s], [p, p], [1, 1], False, [0, 0], g], out
+        out = torch.nn.functional.conv2d(x, wt, None, s, p, d, g)
+        yield [x, wt, torch.randn(cout), [s, s], [p, p], [d, d], False, [0, 0], g], out
     x = torch.randn(1, 9, 10, 6).permute(0, 3, 1, 2)  # channels-last storage: strided
     yield [x, torch.randn(6, 1, 3, 3), None, [1, 1], [1, 1], [1, 1], False, [0, 0], 6], torch.empty(1, 6, 9, 10)
     yield [x, torch.randn(5, 6, 1, 1), None, [1, 1], [0, 0], [1, 1], False, [0, 0], 1], torch.empty(1, 5, 9, 10)
+    yield [x, torch.randn(8, 6, 3, 2), None, [2, 1], [1, 0], [1, 2], False, [0, 0], 1], torch.empty(1, 8, 5, 8)
+    # 1d and 3d through im2col
+    x = torch.randn(2, 4, 37)
+    yield [x, torch.randn(8, 4, 5), torch.randn(8), [2], [2], [2], False, [0], 1], torch.empty(2, 8, 17)
+    yield [x, torch.randn(8, 2, 3), None, [1], [1], [1], False, [0], 2], torch.empty(2, 8, 37)
+    x = torch.randn(1, 4, 5, 6, 7)
+    yield ([x, torch.randn(8, 4, 3, 3, 3), torch.randn(8), [1, 2, 1], [1, 0, 1], [1, 1, 1], False, [0, 0, 0], 1],
+           torch.empty(1, 8, 5, 2, 7))
+    yield ([x, torch.randn(8, 2, 2, 3, 1), None, [2, 1, 1], [1, 1, 0], [2, 1, 1], False, [0, 0, 0], 2],
+           torch.empty(1, 8, 3, 6, 7))
 
 
 def sdpa_cases():

@@ -1,5 +1,5 @@
 // Drivers of the fp32 matrix products: aten::linear, mm, bmm, addmm (and the 1x1
-// convolutions of conv.cpp) over an ISA's GemmKernels. They cut the output into blocks
+// and im2col convolutions of conv.cpp) over an ISA's GemmKernels. They cut the output into blocks
 // for the thread pool and for the caches; the microkernels do the register tiling.
 #include "../portable/parallel_util.h"
 #include "ukernels.h"

@@ -30,7 +30,7 @@ namespace detail {
 using GemmNtFn = void (*)(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b,
                           int64_t ldb, const float* bias, float* c, int64_t ldc);
 // "nn": C[i, j] = bias[i] (0 without bias) + Σ_p A[i*a_rs + p*a_cs] · B[p*ldb + j]. Rows of
-// B contiguous: mm, 1x1 convolutions (A the weight, B the input plane).
+// B contiguous: mm, convolutions (A the weight, B the input plane or its im2col columns).
 using GemmNnFn = void (*)(int64_t m, int64_t n, int64_t k, const float* a, int64_t a_rs, int64_t a_cs,
                           const float* b, int64_t ldb, const float* bias, float* c, int64_t ldc);
 
