@@ -1,7 +1,7 @@
 // Which optimized kernel serves which op on which CPU. Each op-level kernel is a driver
 // (gemm.cpp, conv.cpp, linear_q.cpp, sdpa.cpp) bound to the best microkernels of a set:
 //
-//   set         linear/mm/bmm/addmm  conv (1x1, im2col / dw 3x3) linear_q (f32 / i8)       sdpa
+//   set         linear/mm/bmm/addmm  conv (1x1, im2col / dw 3x3)  linear_q (f32 / i8)       sdpa
 //   avx2        gemm avx2            gemm avx2 / dw avx2          avx2 / avx2               avx2
 //   avx512      gemm avx512          gemm avx512 / dw avx2        avx512 / avx2             avx2
 //   avx512vnni  gemm avx512          gemm avx512 / dw avx2        avx512 / avx512vnni       avx2
