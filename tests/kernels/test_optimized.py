@@ -268,6 +268,21 @@ def test_portable_kernels_do_not_depend_on_threads():
             assert torch.equal(run(op, args, like, "portable", 1), run(op, args, like, "portable", 2)), op
 
 
+def test_parallel_max_pool_matches_aten():
+    """max_pool2d_with_indices splits planes over threads: values and indices stay ATen's,
+    with padding, dilation and ceil_mode at the window edges."""
+    torch.manual_seed(0)
+    x = torch.randn(2, 24, 29, 31)
+    for k, stride, pad, dil, ceil in [(3, 2, 1, 1, False), (3, 2, 1, 2, True), (2, 2, 0, 1, True)]:
+        want = torch.ops.aten.max_pool2d_with_indices(x, [k, k], [stride, stride], [pad, pad], [dil, dil], ceil)
+        args = [x, [k, k], [stride, stride], [pad, pad], [dil, dil], ceil]
+        for threads in (1, 2):
+            got = _native.run_kernel("aten::max_pool2d_with_indices", [to_native(a) for a in args],
+                                     [output_buffer(w) for w in want], "portable", threads)
+            for g, w in zip(got, want):
+                assert torch.equal(torch.from_numpy(np.array(g)), w), (k, stride, pad, dil, ceil, threads)
+
+
 # ---- whole programs: results do not depend on the thread count
 
 
