@@ -15,19 +15,6 @@ namespace detail {
 
 namespace {
 
-// One output column with bounds checks.
-inline float column(const float* const rows[3], const float* w, float bias, int64_t ix0, int64_t iw) {
-  float acc = bias;
-  for (int kh = 0; kh < 3; ++kh) {
-    if (rows[kh] == nullptr) continue;
-    for (int kw = 0; kw < 3; ++kw) {
-      const int64_t ix = ix0 + kw;
-      if (ix >= 0 && ix < iw) acc += w[kh * 3 + kw] * rows[kh][ix];
-    }
-  }
-  return acc;
-}
-
 // Even and odd floats of p[0, 16).
 POCKET_TARGET inline void deinterleave(const float* p, __m256* even, __m256* odd) {
   const __m256 a = _mm256_loadu_ps(p), b = _mm256_loadu_ps(p + 8);
@@ -80,12 +67,12 @@ POCKET_TARGET void dwconv3x3_s(const float* x, int64_t ih, int64_t iw, const flo
     }
     float* yr = y + oy * ow;
     int64_t ox = 0;
-    for (; ox < lo && ox < ow; ++ox) yr[ox] = column(rows, w, bias, ox * S - pad_w, iw);
+    for (; ox < lo && ox < ow; ++ox) yr[ox] = dwconv3x3_column(rows, w, bias, ox * S - pad_w, iw);
     if (all)
       for (; ox + 8 <= hi; ox += 8) _mm256_storeu_ps(yr + ox, eight<S, true>(rows, ox * S - pad_w, wv, bv));
     else
       for (; ox + 8 <= hi; ox += 8) _mm256_storeu_ps(yr + ox, eight<S, false>(rows, ox * S - pad_w, wv, bv));
-    for (; ox < ow; ++ox) yr[ox] = column(rows, w, bias, ox * S - pad_w, iw);
+    for (; ox < ow; ++ox) yr[ox] = dwconv3x3_column(rows, w, bias, ox * S - pad_w, iw);
   }
 }
 

@@ -12,18 +12,6 @@ namespace detail {
 
 namespace {
 
-inline float column(const float* const rows[3], const float* w, float bias, int64_t ix0, int64_t iw) {
-  float acc = bias;
-  for (int kh = 0; kh < 3; ++kh) {
-    if (rows[kh] == nullptr) continue;
-    for (int kw = 0; kw < 3; ++kw) {
-      const int64_t ix = ix0 + kw;
-      if (ix >= 0 && ix < iw) acc += w[kh * 3 + kw] * rows[kh][ix];
-    }
-  }
-  return acc;
-}
-
 void dwconv3x3(const float* x, int64_t ih, int64_t iw, const float* w, float bias, int64_t stride, int64_t pad_h,
                int64_t pad_w, float* y, int64_t oh, int64_t ow) {
   // Vector columns [lo, hi): every float the loads touch lies inside the row (LD2 reads 8
@@ -40,7 +28,7 @@ void dwconv3x3(const float* x, int64_t ih, int64_t iw, const float* w, float bia
     }
     float* yr = y + oy * ow;
     int64_t ox = 0;
-    for (; ox < lo && ox < ow; ++ox) yr[ox] = column(rows, w, bias, ox * stride - pad_w, iw);
+    for (; ox < lo && ox < ow; ++ox) yr[ox] = dwconv3x3_column(rows, w, bias, ox * stride - pad_w, iw);
     for (; ox + 4 <= hi; ox += 4) {
       float32x4_t acc = vdupq_n_f32(bias);
       const int64_t ix = ox * stride - pad_w;
@@ -61,7 +49,7 @@ void dwconv3x3(const float* x, int64_t ih, int64_t iw, const float* w, float bia
       }
       vst1q_f32(yr + ox, acc);
     }
-    for (; ox < ow; ++ox) yr[ox] = column(rows, w, bias, ox * stride - pad_w, iw);
+    for (; ox < ow; ++ox) yr[ox] = dwconv3x3_column(rows, w, bias, ox * stride - pad_w, iw);
   }
 }
 

@@ -21,19 +21,7 @@ namespace {
 
 constexpr int kNtMr = 3, kNtNr = 4, kNnMr = 6, kNnVecs = 2;
 
-const int32_t kMaskTable[16] = {-1, -1, -1, -1, -1, -1, -1, -1, 0, 0, 0, 0, 0, 0, 0, 0};
-
-// Lanes [0, n) set, n in [0, 8].
-POCKET_TARGET inline __m256i tail_mask(int64_t n) {
-  return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(kMaskTable + 8 - n));
-}
-
-POCKET_TARGET inline float hsum(__m256 v) {
-  __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-  s = _mm_add_ss(s, _mm_movehdup_ps(s));
-  return _mm_cvtss_f32(s);
-}
+#include "avx2_helpers.inc"
 
 // The sums of 4 vectors, as one vector of 4.
 POCKET_TARGET inline __m128 hsum4(__m256 a, __m256 b, __m256 c, __m256 d) {

@@ -57,12 +57,7 @@ POCKET_TARGET inline __m256 dequant(__m256i q, __m256 s, __m256 mn) {
   return w;
 }
 
-POCKET_TARGET inline float hsum(__m256 v) {
-  __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-  s = _mm_add_ss(s, _mm_movehdup_ps(s));
-  return _mm_cvtss_f32(s);
-}
+#include "avx2_helpers.inc"
 
 template <int MR, int NR, int F>
 POCKET_TARGET void gemv_tile(const float* x, int64_t k, const QuantWeight& w, int64_t c, const float* bias, float* y,

@@ -19,6 +19,7 @@
 //            neondot    + SDOT/UDOT                    (dotprod)
 // A body shared by several ISA files of one family is <op>_<variant>_<family>.inc (x86,
 // arm), included by each with its own target attribute and instruction choices.
+// avx2_helpers.inc: mask and horizontal-sum helpers of the AVX2 + FMA files.
 // The ISA-independent drivers are <op>.cpp (gemm.cpp, conv.cpp, linear_q.cpp, sdpa.cpp):
 // argument checks (shared with the portable kernels), threading, cache blocking, and the
 // portable fallback for cases the microkernels do not cover. table.cpp combines the best

@@ -17,18 +17,7 @@ namespace detail {
 
 namespace {
 
-const int32_t kMaskTable[16] = {-1, -1, -1, -1, -1, -1, -1, -1, 0, 0, 0, 0, 0, 0, 0, 0};
-
-POCKET_TARGET inline __m256i tail_mask(int64_t n) {
-  return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(kMaskTable + 8 - n));
-}
-
-POCKET_TARGET inline float hsum(__m256 v) {
-  __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-  s = _mm_add_ss(s, _mm_movehdup_ps(s));
-  return _mm_cvtss_f32(s);
-}
+#include "avx2_helpers.inc"
 
 // e^x for x <= 0 (larger x are not needed: the softmax subtracts the maximum); below -87
 // the result is ~1e-38 instead of a denormal or zero.

@@ -48,6 +48,20 @@ struct GemmKernels {
 using DwConv3x3Fn = void (*)(const float* x, int64_t ih, int64_t iw, const float* w, float bias,
                              int64_t stride, int64_t pad_h, int64_t pad_w, float* y, int64_t oh, int64_t ow);
 
+// One output of a DwConv3x3Fn with bounds checks (for the columns at a row's edges):
+// rows[kh] is input row oy*stride - pad_h + kh (null when outside), ix0 the first tap's x.
+inline float dwconv3x3_column(const float* const rows[3], const float* w, float bias, int64_t ix0, int64_t iw) {
+  float acc = bias;
+  for (int kh = 0; kh < 3; ++kh) {
+    if (rows[kh] == nullptr) continue;
+    for (int kw = 0; kw < 3; ++kw) {
+      const int64_t ix = ix0 + kw;
+      if (ix >= 0 && ix < iw) acc += w[kh * 3 + kw] * rows[kh][ix];
+    }
+  }
+  return acc;
+}
+
 // ---- pocket::linear_q
 
 // fp32 activations (linear_q_f32_<isa>.cpp).
