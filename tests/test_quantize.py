@@ -12,6 +12,7 @@ from pocket.exporter import ExportError, QuantConfig
 from pocket.exporter.quant.config import resolve
 from pocket.exporter.quant.transform import QuantizationWarning, quantize_modules
 from pocket.llm.models import LlmConfig, Transformer, export_llm
+from random_models import tiny_llm
 
 
 @pytest.mark.parametrize("scheme,group", [("8da4w", 32), ("8da4w", 64), ("int8w", None)])
@@ -34,17 +35,6 @@ def test_asymmetric_and_block32_configs():
         with torch.no_grad():
             want = quantize_modules(model, config)[0](x)
         torch.testing.assert_close(program.load().forward(x), want, rtol=1e-5, atol=1e-5)
-
-
-def tiny_llm(vocab=96):
-    c = LlmConfig(vocab_size=vocab, dim=64, n_layers=2, n_heads=4, n_kv_heads=2, hidden_dim=128, head_dim=16)
-    torch.manual_seed(0)
-    m = Transformer(c, 64).eval()
-    with torch.no_grad():
-        for p in m.parameters():
-            if p.dim() > 1:
-                p.normal_(0, 0.3)
-    return m
 
 
 def greedy(module, prompt, n):

@@ -27,6 +27,7 @@ import pocket.exporter.custom_ops  # noqa: F401  (registers torch.ops.pocket.*)
 from examples import models
 from pocket import _native
 from pocket.exporter.quant.formats import WeightFormat, quantize
+from random_models import tiny_llm
 
 CANDIDATES = ["avx2_fma", "avx2_fma,avx512", "avx2_fma,avx512,avx512_vnni", "neon", "neon,dotprod",
               "neon,dotprod,i8mm"]
@@ -286,19 +287,6 @@ def test_parallel_max_pool_matches_aten():
 # ---- whole programs: results do not depend on the thread count
 
 
-def small_llm():
-    from pocket.llm.models import LlmConfig, Transformer
-
-    c = LlmConfig(vocab_size=96, dim=64, n_layers=2, n_heads=4, n_kv_heads=2, hidden_dim=128, head_dim=16)
-    torch.manual_seed(0)
-    m = Transformer(c, 64).eval()
-    with torch.no_grad():
-        for p in m.parameters():
-            if p.dim() > 1:
-                p.normal_(0, 0.3)
-    return m
-
-
 def outputs_with_threads(module, threads, calls):
     module.set_num_threads(threads)
     module.reset_buffers()
@@ -321,7 +309,7 @@ def program_and_calls(name):
 
     quant = {"llm_fp32": None, "llm_8da4w": "8da4w",
              "llm_q8_block32": QuantConfig("q8b", 8, 32, True, "int8_block32", None)}[name]
-    program = export_llm(small_llm(), quantize=quant)
+    program = export_llm(tiny_llm(), quantize=quant)
     prompt = torch.tensor([[5, 17, 42, 7, 1, 88, 3, 9, 60, 2, 11]])
     calls = [("prefill", (prompt, torch.tensor([0])))]
     calls += [("decode", (torch.tensor([[t]]), torch.tensor([prompt.shape[1] + i]))) for i, t in enumerate([4, 8, 15])]

@@ -9,6 +9,7 @@ import torch
 import pocket
 from pocket.llm import Runner
 from pocket.llm.models import LlmConfig, Transformer, export_llm
+from random_models import random_llm
 
 CORPUS = ["The quick brown fox jumps over the lazy dog. " * 3, "def add(a, b):\n    return a + b\n",
           "Pocket runs models on phones. 12345 67890", "naïve café — 東京 🙂"] * 20
@@ -37,12 +38,7 @@ def setup(tmp_path_factory):
     eos = hf_tok.token_to_id("<|im_end|>")
     config = LlmConfig(vocab_size=vocab + 6, dim=64, n_layers=2, n_heads=4, n_kv_heads=2, hidden_dim=128, head_dim=16,
                        eos_ids=(eos,))  # a padded vocabulary, as real models have
-    torch.manual_seed(0)
-    model = Transformer(config, MAX_SEQ).eval()
-    with torch.no_grad():
-        for p in model.parameters():
-            if p.dim() > 1:
-                p.normal_(0, 0.3)
+    model = random_llm(config, MAX_SEQ)
     export_llm(model, chat_template="chatml").save(folder / "model.pocket")
     return folder, hf_tok, model
 
