@@ -1,4 +1,5 @@
 // aten::prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
+// aten::prod(Tensor self, *, ScalarType? dtype=None) -> Tensor
 #include "reduce_util.h"
 
 namespace pocket {
@@ -12,16 +13,18 @@ static void prod_lines(const T* x, const detail::ReducePlan& p, Tensor& out) {
   });
 }
 
-Error op_prod_dim_int(KernelContext& ctx, Value** args) {
-  const Tensor& in = args[0]->tensor;
-  bool keepdim = args[2]->b;
-  Tensor& out = args[4]->tensor;
+// Every element into one output (a 0-d tensor) or, with a dim, one output per line.
+static Error prod(KernelContext& ctx, const Tensor& in, const Value* dim, bool keepdim,
+                  const Value& dtype, Tensor& out) {
   ScalarType want;
-  Error e = detail::sum_result_dtype(ctx, "prod", in, *args[3], &want);
+  Error e = detail::sum_result_dtype(ctx, "prod", in, dtype, &want);
   if (e == Error::Ok) e = detail::expect_dtype(ctx, "prod", "output", out, want);
   if (e != Error::Ok) return e;
   detail::ReducePlan plan;
-  e = detail::plan_reduce_dim(ctx, "prod", in, args[1]->i, keepdim, &plan);
+  if (dim == nullptr)
+    detail::plan_reduce_all(in, keepdim, &plan);
+  else
+    e = detail::plan_reduce_dim(ctx, "prod", in, dim->i, keepdim, &plan);
   if (e == Error::Ok) e = detail::resize_output(ctx, "prod", out, plan.out_sizes, plan.out_dim);
   if (e != Error::Ok) return e;
   bool float_acc = is_floating(want);
@@ -32,6 +35,14 @@ Error op_prod_dim_int(KernelContext& ctx, Value** args) {
     else
       prod_lines<T, uint64_t>(in.data_as<const T>(), plan, out);
   });
+}
+
+Error op_prod_dim_int(KernelContext& ctx, Value** args) {
+  return prod(ctx, args[0]->tensor, args[1], args[2]->b, *args[3], args[4]->tensor);
+}
+
+Error op_prod(KernelContext& ctx, Value** args) {
+  return prod(ctx, args[0]->tensor, nullptr, false, *args[1], args[2]->tensor);
 }
 
 }  // namespace pocket
