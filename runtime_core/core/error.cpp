@@ -16,6 +16,7 @@ const char* error_name(Error e) {
     case Error::OutOfRange: return "OUT_OF_RANGE";
     case Error::Internal: return "INTERNAL";
     case Error::Cancelled: return "CANCELLED";
+    case Error::Busy: return "BUSY";
   }
   return "UNKNOWN";
 }

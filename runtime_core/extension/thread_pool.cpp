@@ -24,9 +24,9 @@ WorkerPool::~WorkerPool() {
 }
 
 // Takes tasks of the current job until none is left.
-void WorkerPool::drain() {
-  for (size_t i = next_.fetch_add(1); i < n_; i = next_.fetch_add(1)) {
-    fn_(arg_, i);
+void WorkerPool::drain(size_t n, void (*fn)(void*, size_t), void* arg) {
+  for (size_t i = next_.fetch_add(1); i < n; i = next_.fetch_add(1)) {
+    fn(arg, i);
     done_.fetch_add(1, std::memory_order_release);
   }
 }
@@ -39,6 +39,9 @@ void WorkerPool::run(size_t n, void (*fn)(void*, size_t), void* arg) {
   }
   {
     std::lock_guard<std::mutex> lock(mutex_);
+    // A worker that woke late for the previous job may still be leaving its drain(): resetting
+    // next_ under it would hand it a task of this job with the last job's function.
+    while (in_job_.load(std::memory_order_acquire) != 0) std::this_thread::yield();
     n_ = n;
     fn_ = fn;
     arg_ = arg;
@@ -47,7 +50,7 @@ void WorkerPool::run(size_t n, void (*fn)(void*, size_t), void* arg) {
     generation_.fetch_add(1, std::memory_order_release);
   }
   wake_.notify_all();
-  drain();
+  drain(n, fn, arg);
   while (done_.load(std::memory_order_acquire) < n) std::this_thread::yield();
 }
 
@@ -58,13 +61,21 @@ void WorkerPool::work_loop() {
     auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(200);
     while (generation_.load(std::memory_order_acquire) == seen && std::chrono::steady_clock::now() < until)
       std::this_thread::yield();
+    size_t n;
+    void (*fn)(void*, size_t);
+    void* arg;
     {
       std::unique_lock<std::mutex> lock(mutex_);
       wake_.wait(lock, [&] { return generation_.load() != seen; });
       seen = generation_.load();
       if (stopping_) return;
+      n = n_;
+      fn = fn_;
+      arg = arg_;
+      in_job_.fetch_add(1, std::memory_order_relaxed);
     }
-    drain();
+    drain(n, fn, arg);
+    in_job_.fetch_sub(1, std::memory_order_release);
   }
 }
 

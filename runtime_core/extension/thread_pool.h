@@ -1,6 +1,8 @@
 // WorkerPool: the ThreadPool the extension layer gives to methods. Workers start on the first
 // job that needs them (loading a model starts no thread), spin briefly between jobs (an LLM's
 // decode step runs hundreds of short parallel kernels) and then sleep.
+//
+// One run() at a time: a pool belongs to one Module, whose lock serializes its calls.
 #pragma once
 
 #include <atomic>
@@ -26,7 +28,7 @@ class WorkerPool final : public ThreadPool {
 
  private:
   void work_loop();
-  void drain();
+  void drain(size_t n, void (*fn)(void*, size_t), void* arg);
   void start_workers();
 
   int num_threads_ = 1;
@@ -36,7 +38,9 @@ class WorkerPool final : public ThreadPool {
   std::atomic<uint64_t> generation_{0};
   std::atomic<size_t> next_{0};
   std::atomic<size_t> done_{0};
+  std::atomic<int> in_job_{0};  // workers that took a job's fields and have not left its drain()
   std::atomic<bool> stopping_{false};
+  // The current job; written under mutex_ only while no worker is inside a drain().
   size_t n_ = 0;
   void (*fn_)(void*, size_t) = nullptr;
   void* arg_ = nullptr;

@@ -26,6 +26,7 @@ enum class Error : int32_t {
   OutOfRange = 7,       // an index, shape or length outside its bounds (incl. context overflow)
   Internal = 8,
   Cancelled = 9,        // the caller asked to stop (e.g. LLM generation)
+  Busy = 10,            // another thread is using the object (an LLM runner runs one call at a time)
 };
 
 const char* error_name(Error e);
