@@ -109,6 +109,16 @@ class PyModule {
     if (e != Error::Ok) raise(e, message);
     return m;
   }
+  static PyModule from_fd(int fd, uint64_t offset, uint64_t length, bool mmap) {
+    PyModule m;
+    std::string message;
+    Error e = pocket::Module::load_fd(fd, offset, length,
+                                      mmap ? pocket::FileData::Mode::Mmap : pocket::FileData::Mode::Read,
+                                      &m.module_, &message);
+    if (e != Error::Ok) raise(e, message);
+    return m;
+  }
+  bool mapped() const { return module_->mapped(); }
   static PyModule from_bytes(const py::bytes& data) {
     PyModule m;
     std::string message;
@@ -417,6 +427,9 @@ PYBIND11_MODULE(_native, m) {
   py::class_<PyModule>(m, "Module")
       .def_static("from_file", &PyModule::from_file, py::arg("path"), py::arg("mmap") = true)
       .def_static("from_bytes", &PyModule::from_bytes, py::arg("data"))
+      .def_static("from_fd", &PyModule::from_fd, py::arg("fd"), py::arg("offset"), py::arg("length"),
+                  py::arg("mmap") = true)
+      .def_property_readonly("mapped", &PyModule::mapped)
       .def("method_names", &PyModule::method_names)
       .def("metadata", &PyModule::metadata)
       .def("method_info", &PyModule::method_info)

@@ -47,6 +47,12 @@ class PyRunner {
     Error e = pocket::Runner::load(model, tokenizer, &runner_, &message);
     if (e != Error::Ok) raise_pocket_error(e, message);
   }
+  // The LLM program in `length` bytes of `fd` at `offset` (see Runner::load_fd).
+  PyRunner(int fd, uint64_t offset, uint64_t length, const std::string& tokenizer) {
+    std::string message;
+    Error e = pocket::Runner::load_fd(fd, offset, length, tokenizer, &runner_, &message);
+    if (e != Error::Ok) raise_pocket_error(e, message);
+  }
 
   std::vector<int32_t> encode(const std::string& text, bool add_bos) {
     std::vector<int32_t> ids;
@@ -117,6 +123,8 @@ void bind_runner(py::module_& m) {
            py::arg("repetition_penalty") = 1.0f, py::arg("seed") = 0, py::arg("stop") = std::vector<std::string>{});
   py::class_<PyRunner>(m, "Runner")
       .def(py::init<const std::string&, const std::string&>(), py::arg("model"), py::arg("tokenizer") = "")
+      .def(py::init<int, uint64_t, uint64_t, const std::string&>(), py::arg("fd"), py::arg("offset"),
+           py::arg("length"), py::arg("tokenizer") = "")
       .def("encode", &PyRunner::encode, py::arg("text"), py::arg("add_bos"))
       .def("begin", &PyRunner::begin)
       .def("begin_chat", &PyRunner::begin_chat)

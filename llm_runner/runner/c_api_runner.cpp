@@ -223,4 +223,18 @@ pk_status pk_runner_decode(pk_runner* r, const int32_t* ids, size_t n_ids, char*
   });
 }
 
+// ---------------------------------------------------------------- runner from a file region
+
+pk_status pk_runner_create_fd(int fd, uint64_t offset, uint64_t length, const char* tokenizer_path, pk_runner** out) {
+  return c_guarded([&] {
+    if (out == nullptr) return null_arg("out");
+    auto r = std::make_unique<pk_runner>();
+    std::string message;
+    Error e = pocket::Runner::load_fd(fd, offset, length, tokenizer_path ? tokenizer_path : "", &r->runner, &message);
+    if (e != Error::Ok) return c_fail(e, message);
+    *out = r.release();
+    return c_ok();
+  });
+}
+
 }  // extern "C"

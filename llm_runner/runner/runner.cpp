@@ -50,14 +50,32 @@ Runner::~Runner() = default;
 Error Runner::load(const std::string& model_path, const std::string& tokenizer_path, std::unique_ptr<Runner>* out,
                    std::string* message) {
   double start = now_ms();
-  std::unique_ptr<Runner> r(new Runner());
-  Error e = Module::load_file(model_path, FileData::Mode::Mmap, &r->module_, message);
+  std::unique_ptr<Module> module;
+  Error e = Module::load_file(model_path, FileData::Mode::Mmap, &module, message);
   if (e != Error::Ok) return e;
+  return init(std::move(module), "'" + model_path + "'", tokenizer_path, start, out, message);
+}
+
+Error Runner::load_fd(int fd, uint64_t offset, uint64_t length, const std::string& tokenizer_path,
+                      std::unique_ptr<Runner>* out, std::string* message) {
+  double start = now_ms();
+  std::unique_ptr<Module> module;
+  Error e = Module::load_fd(fd, offset, length, FileData::Mode::Mmap, &module, message);
+  if (e != Error::Ok) return e;
+  const std::string name = "fd " + std::to_string(fd) + ", offset " + std::to_string(offset);
+  return init(std::move(module), name, tokenizer_path, start, out, message);
+}
+
+Error Runner::init(std::unique_ptr<Module> module, const std::string& name, const std::string& tokenizer_path,
+                   double start, std::unique_ptr<Runner>* out, std::string* message) {
+  std::unique_ptr<Runner> r(new Runner());
+  r->module_ = std::move(module);
+  Error e = Error::Ok;
   const Program& p = r->module_->program();
   int64_t max_seq = 0, vocab = 0;
   if (p.metadata("pocket_llm") == nullptr || p.find_method("prefill") < 0 || p.find_method("decode") < 0 ||
       !metadata_int(p, "max_seq_len", &max_seq) || !metadata_int(p, "vocab_size", &vocab)) {
-    *message = "'" + model_path + "' is not an LLM program (it needs prefill and decode methods and "
+    *message = name + " is not an LLM program (it needs prefill and decode methods and "
                "max_seq_len/vocab_size metadata; export it with `pocket llm export`)";
     return Error::InvalidArgument;
   }
@@ -70,7 +88,7 @@ Error Runner::load(const std::string& model_path, const std::string& tokenizer_p
   if (tokenizer_path.empty()) {
     Span<const uint8_t> embedded = p.tokenizer();
     if (embedded.empty()) {
-      *message = "'" + model_path + "' has no embedded tokenizer; pass a tokenizer path";
+      *message = name + " has no embedded tokenizer; pass a tokenizer path";
       return Error::NotFound;
     }
     e = Tokenizer::load_bytes(std::string(reinterpret_cast<const char*>(embedded.data), embedded.size),

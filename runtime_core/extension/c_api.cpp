@@ -318,4 +318,24 @@ pk_status pk_module_execute(pk_module* module, const char* method, pk_tensor* co
   });
 }
 
+// ---------------------------------------------------------------- modules in a file region
+
+pk_status pk_module_load_fd(int fd, uint64_t offset, uint64_t length, pk_load_mode mode, pk_module** out) {
+  return guarded([&] {
+    if (out == nullptr) return fail(Error::InvalidArgument, "out is NULL");
+    auto m = std::make_unique<pk_module>();
+    std::string message;
+    Error e = pocket::Module::load_fd(
+        fd, offset, length, mode == PK_LOAD_READ ? pocket::FileData::Mode::Read : pocket::FileData::Mode::Mmap,
+        &m->module, &message);
+    if (e != Error::Ok) return fail(e, message);
+    for (size_t i = 0; i < m->module->program().num_methods(); ++i)
+      m->method_names.push_back(m->module->program().method_name(i));
+    *out = m.release();
+    return ok();
+  });
+}
+
+int pk_module_is_mapped(const pk_module* module) { return module && module->module->mapped() ? 1 : 0; }
+
 }  // extern "C"

@@ -7,10 +7,25 @@ Error Module::load_file(const std::string& path, FileData::Mode mode, std::uniqu
   std::unique_ptr<FileData> data;
   Error e = FileData::open(path, mode, &data, message);
   if (e != Error::Ok) return e;
+  return create(std::move(data), "'" + path + "'", out, message);
+}
+
+Error Module::load_fd(int fd, uint64_t offset, uint64_t length, FileData::Mode mode, std::unique_ptr<Module>* out,
+                      std::string* message) {
+  const std::string name = "fd " + std::to_string(fd) + ", offset " + std::to_string(offset) + ", length " +
+                           std::to_string(length);
+  std::unique_ptr<FileData> data;
+  Error e = FileData::open_fd(fd, offset, length, mode, name, &data, message);
+  if (e != Error::Ok) return e;
+  return create(std::move(data), name, out, message);
+}
+
+Error Module::create(std::unique_ptr<FileData> data, const std::string& name, std::unique_ptr<Module>* out,
+                     std::string* message) {
   std::unique_ptr<Module> m(new Module());
-  e = m->init(std::move(data), message);
+  Error e = m->init(std::move(data), message);
   if (e != Error::Ok) {
-    *message = "'" + path + "': " + *message;
+    *message = name + ": " + *message;
     return e;
   }
   *out = std::move(m);

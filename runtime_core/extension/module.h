@@ -27,11 +27,17 @@ class Module {
  public:
   static Error load_file(const std::string& path, FileData::Mode mode, std::unique_ptr<Module>* out,
                          std::string* message);
+  // The program in the `length` bytes of `fd` (borrowed for the call) at `offset`: see
+  // FileData::open_fd. Messages name the region as "fd N, offset O, length L".
+  static Error load_fd(int fd, uint64_t offset, uint64_t length, FileData::Mode mode,
+                       std::unique_ptr<Module>* out, std::string* message);
   // Copies `size` bytes at `data`.
   static Error load_buffer(const void* data, size_t size, std::unique_ptr<Module>* out,
                            std::string* message);
 
   const Program& program() const { return program_; }
+  // True when the program is used in place from a file mapping (no copy).
+  bool mapped() const { return data_ && data_->mapped(); }
 
   // The method called `name`, loaded on first use. *out is owned by the module.
   Error method(const std::string& name, Method** out, std::string* message);
@@ -56,6 +62,8 @@ class Module {
   };
 
   Error init(std::unique_ptr<FileData> data, std::string* message);
+  static Error create(std::unique_ptr<FileData> data, const std::string& name, std::unique_ptr<Module>* out,
+                      std::string* message);
 
   std::unique_ptr<FileData> data_;
   Program program_;

@@ -109,6 +109,17 @@ PK_API pk_status pk_runner_encode(pk_runner* runner, const char* text, int add_b
 PK_API pk_status pk_runner_decode(pk_runner* runner, const int32_t* ids, size_t n_ids, char* text, size_t capacity,
                                   size_t* n_out);
 
+/* ---------------------------------------------------------------- runner from a file region */
+
+/* pk_runner_create for the LLM program stored in `length` bytes of the open file `fd` at
+ * `offset` (an asset inside an APK, a stored zip entry): mapped in place when `offset` is a
+ * multiple of 16, read otherwise, and checked, exactly as pk_module_load_fd() does.
+ * fd: borrowed for the call (the caller may close it afterwards). tokenizer_path: borrowed
+ * for the call; NULL uses the tokenizer embedded in the program. *out: owned by the caller
+ * (pk_runner_destroy). Fails like pk_module_load_fd() and pk_runner_create(). */
+PK_API pk_status pk_runner_create_fd(int fd, uint64_t offset, uint64_t length, const char* tokenizer_path,
+                                     pk_runner** out);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

@@ -54,6 +54,10 @@ class Runner {
   // the tokenizer fits its vocabulary.
   static Error load(const std::string& model_path, const std::string& tokenizer_path,
                     std::unique_ptr<Runner>* out, std::string* message);
+  // The same for a program in the `length` bytes of `fd` (borrowed for the call) at `offset`,
+  // e.g. inside an APK, mapped in place when possible (see Module::load_fd).
+  static Error load_fd(int fd, uint64_t offset, uint64_t length, const std::string& tokenizer_path,
+                       std::unique_ptr<Runner>* out, std::string* message);
   ~Runner();
 
   // Streams the continuation of `prompt`, starting a new text (the cache is reset; chat()
@@ -101,6 +105,9 @@ class Runner {
 
  private:
   Runner() = default;
+  // Checks that `module` holds an LLM program and loads its tokenizer; `name` names it in messages.
+  static Error init(std::unique_ptr<Module> module, const std::string& name, const std::string& tokenizer_path,
+                    double start_ms, std::unique_ptr<Runner>* out, std::string* message);
   Error forward(const std::vector<int32_t>& tokens, std::string* message);
   bool is_eos(int32_t token) const;
 

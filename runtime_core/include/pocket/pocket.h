@@ -174,6 +174,31 @@ PK_API pk_status pk_module_execute(pk_module* module, const char* method,
                                    pk_tensor* const* inputs, size_t n_inputs,
                                    pk_tensor** outputs, size_t n_outputs);
 
+/* ---------------------------------------------------------------- modules in a file region */
+
+/* Loads the .pocket program stored in `length` bytes of the open file `fd`, starting at byte
+ * `offset`: a model inside an APK (Android's AssetFileDescriptor gives fd, offset and length of
+ * an asset stored uncompressed, `noCompress += "pocket"` in Gradle), a zip entry stored
+ * without deflate, or a file the app holds open.
+ *
+ * fd: borrowed for the call; the module keeps no reference to it, so the caller may close it
+ * once this returns (a mapping outlives its descriptor). The file position is not changed.
+ * With PK_LOAD_MMAP the region is mapped in place, from the page boundary below `offset`, when
+ * `offset` is a multiple of 16 (the alignment the program's tables need); at another offset
+ * (zip tools and Android's packager align stored entries to 4 bytes) or with PK_LOAD_READ the
+ * region is read into memory instead. pk_module_is_mapped() tells which happened.
+ *
+ * Fails with OUT_OF_RANGE when [offset, offset + length) does not lie inside the file,
+ * INVALID_PROGRAM when there is no .pocket header at `offset` or `length` is smaller than the
+ * program, INVALID_ARGUMENT for a descriptor that is not open; messages name fd, offset and
+ * length. *out: owned by the caller (pk_module_destroy). */
+PK_API pk_status pk_module_load_fd(int fd, uint64_t offset, uint64_t length, pk_load_mode mode,
+                                   pk_module** out);
+
+/* 1 when the module uses its program in place from a file mapping (no copy), 0 when the
+ * program was read or copied into memory (or module is NULL). */
+PK_API int pk_module_is_mapped(const pk_module* module);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif
