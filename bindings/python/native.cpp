@@ -91,6 +91,15 @@ py::array to_numpy(const pocket::Tensor& t) {
   return out;
 }
 
+// A contiguous array over `bytes` (moved into the array, which frees it) with t's dtype and shape.
+py::array owning_array(const pocket::Tensor& t, std::unique_ptr<std::vector<uint8_t>> bytes) {
+  std::vector<py::ssize_t> shape(t.sizes, t.sizes + t.dim);
+  if (bytes->empty()) return py::array(numpy_dtype(t.dtype), shape);
+  std::vector<uint8_t>* owned = bytes.release();
+  py::capsule owner(owned, [](void* p) { delete static_cast<std::vector<uint8_t>*>(p); });
+  return py::array(numpy_dtype(t.dtype), shape, owned->data(), owner);
+}
+
 py::dict spec_dict(const pocket::TensorSpec& s) {
   py::dict d;
   d["dtype"] = pocket::scalar_type_name(s.dtype);
@@ -144,7 +153,11 @@ class PyModule {
   pocket::Method* method(const std::string& name) {
     pocket::Method* m = nullptr;
     std::string message;
-    Error e = module_->method(name, &m, &message);
+    Error e;
+    {
+      py::gil_scoped_release release;  // waits while another thread runs the module
+      e = module_->method(name, &m, &message);
+    }
     if (e != Error::Ok) raise(e, message);
     return m;
   }
@@ -178,18 +191,30 @@ class PyModule {
       arrays.push_back(a);
       tensors.push_back(tensor_view(arrays.back()));
     }
-    pocket::Method* m = nullptr;
+    // Outputs are copied out of the arenas while the module is locked (no GIL needed), then
+    // handed to numpy without another copy.
+    std::vector<pocket::Value> values;
+    std::vector<std::unique_ptr<std::vector<uint8_t>>> bytes;
     std::string message;
     Error e;
     {
       py::gil_scoped_release release;
-      e = module_->execute(name, tensors.data(), tensors.size(), &m, &message);
+      e = module_->execute(name, tensors.data(), tensors.size(), [&](const pocket::Method& m) {
+        for (size_t i = 0; i < m.num_outputs(); ++i) {
+          values.push_back(m.output(i));
+          bytes.emplace_back();
+          if (!values.back().is_tensor()) continue;
+          const pocket::Tensor& t = values.back().tensor;
+          const uint8_t* data = static_cast<const uint8_t*>(t.data);
+          bytes.back().reset(new std::vector<uint8_t>(data, data + t.nbytes()));
+        }
+      }, &message);
     }
     if (e != Error::Ok) raise(e, message);
     py::list out;
-    for (size_t i = 0; i < m->num_outputs(); ++i) {
-      const pocket::Value& v = m->output(i);
-      if (v.is_tensor()) out.append(to_numpy(v.tensor));
+    for (size_t i = 0; i < values.size(); ++i) {
+      const pocket::Value& v = values[i];
+      if (v.is_tensor()) out.append(owning_array(v.tensor, std::move(bytes[i])));
       else if (v.tag == pocket::Value::Tag::Int) out.append(v.i);
       else if (v.tag == pocket::Value::Tag::Double) out.append(v.d);
       else if (v.tag == pocket::Value::Tag::Bool) out.append(v.b);
@@ -198,12 +223,28 @@ class PyModule {
     return out;
   }
 
+  // These wait while another thread runs the module: without the GIL.
   void set_num_threads(int n) {
     if (n < 0) raise(Error::InvalidArgument, "num_threads must be >= 0");
+    py::gil_scoped_release release;
     module_->set_num_threads(n);
   }
-  void reset_buffers() { module_->reset_buffers(); }
-  int num_threads() const { return module_->num_threads(); }
+  void reset_buffers() {
+    py::gil_scoped_release release;
+    module_->reset_buffers();
+  }
+  int num_threads() const {
+    py::gil_scoped_release release;
+    return module_->num_threads();
+  }
+  void set_memory_limit(uint64_t bytes) {
+    py::gil_scoped_release release;
+    module_->set_memory_limit(bytes);
+  }
+  uint64_t memory_limit() const {
+    py::gil_scoped_release release;
+    return module_->memory_limit();
+  }
 
  private:
   std::unique_ptr<pocket::Module> module_;
@@ -436,6 +477,8 @@ PYBIND11_MODULE(_native, m) {
       .def("run", &PyModule::run)
       .def("set_num_threads", &PyModule::set_num_threads)
       .def_property_readonly("num_threads", &PyModule::num_threads)
+      .def("set_memory_limit", &PyModule::set_memory_limit, py::arg("bytes"))
+      .def_property_readonly("memory_limit", &PyModule::memory_limit)
       .def("reset_buffers", &PyModule::reset_buffers);
   m.def("run_kernel", &run_kernel, py::arg("name"), py::arg("inputs"), py::arg("outputs"),
         py::arg("table") = "portable", py::arg("num_threads") = 1,

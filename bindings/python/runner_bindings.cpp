@@ -62,38 +62,45 @@ class PyRunner {
     return ids;
   }
 
-  void begin(const std::vector<int32_t>& prompt, const pocket::GenerationConfig& config) {
-    std::string message;
-    Error e;
-    {
-      py::gil_scoped_release release;
-      e = runner_->begin(prompt, config, &message);
-    }
-    if (e != Error::Ok) raise_pocket_error(e, message);
+  // Starts a step-wise generation; returns its id for next().
+  uint64_t begin(const std::vector<int32_t>& prompt, const pocket::GenerationConfig& config) {
+    return call([&](uint64_t* id, std::string* message) { return runner_->begin(prompt, config, id, message); });
   }
 
-  // (token or -1, text bytes, done)
-  py::tuple next() {
+  uint64_t begin_chat(const std::string& user, const pocket::GenerationConfig& config) {
+    return call([&](uint64_t* id, std::string* message) { return runner_->begin_chat(user, config, id, message); });
+  }
+
+  // (token or -1, text bytes, done) of generation `id`
+  py::tuple next(uint64_t id) {
     int32_t token = -1;
-    std::string piece, message;
+    std::string piece;
     bool done = false;
-    Error e;
-    {
-      py::gil_scoped_release release;
-      e = runner_->next(&token, &piece, &done, &message);
-    }
-    if (e != Error::Ok) raise_pocket_error(e, message);
+    call([&](uint64_t*, std::string* message) { return runner_->next(id, &token, &piece, &done, message); });
     return py::make_tuple(token, py::bytes(piece), done);
   }
 
-  void begin_chat(const std::string& user, const pocket::GenerationConfig& config) {
+  void reset() {
+    call([&](uint64_t*, std::string* message) { return runner_->reset(message); });
+  }
+
+  void set_system_prompt(const std::string& system) {
+    call([&](uint64_t*, std::string* message) { return runner_->set_system_prompt(system, message); });
+  }
+
+  // Runs f(&id, &message) without the GIL (other Python threads run meanwhile) and raises
+  // PocketError for a failure (BUSY when another thread is inside a call on the runner).
+  template <typename F>
+  uint64_t call(F&& f) {
+    uint64_t id = 0;
     std::string message;
     Error e;
     {
       py::gil_scoped_release release;
-      e = runner_->begin_chat(user, config, &message);
+      e = f(&id, &message);
     }
     if (e != Error::Ok) raise_pocket_error(e, message);
+    return id;
   }
 
   pocket::Runner& get() { return *runner_; }
@@ -129,20 +136,34 @@ void bind_runner(py::module_& m) {
       .def("begin", &PyRunner::begin)
       .def("begin_chat", &PyRunner::begin_chat)
       .def("next", &PyRunner::next)
-      .def("format_chat", [](PyRunner& r, const std::string& user) { return r.get().format_chat_turn(user); })
-      .def("reset", [](PyRunner& r) { r.get().reset(); })
+      .def("format_chat", [](PyRunner& r, const std::string& user) {
+        py::gil_scoped_release release;
+        return r.get().format_chat_turn(user);
+      })
+      .def("reset", &PyRunner::reset)
       .def("set_num_threads", [](PyRunner& r, int n) {
         if (n < 0) raise_pocket_error(Error::InvalidArgument, "num_threads must be >= 0");
-        r.get().module().set_num_threads(n);
+        py::gil_scoped_release release;
+        r.get().set_num_threads(n);
       })
-      .def_property_readonly("num_threads", [](PyRunner& r) { return r.get().module().num_threads(); })
+      .def_property_readonly("num_threads", [](PyRunner& r) {
+        py::gil_scoped_release release;
+        return r.get().module().num_threads();
+      })
+      .def("set_memory_limit", [](PyRunner& r, uint64_t bytes) {
+        py::gil_scoped_release release;
+        r.get().module().set_memory_limit(bytes);
+      }, py::arg("bytes"))
       .def("embedded_tokenizer", [](PyRunner& r) {
         pocket::Span<const uint8_t> t = r.get().module().program().tokenizer();
         return py::bytes(reinterpret_cast<const char*>(t.data), t.size);
       })
       .def("stop", [](PyRunner& r) { r.get().stop(); })
-      .def("set_system_prompt", [](PyRunner& r, const std::string& s) { r.get().set_system_prompt(s); })
-      .def_property_readonly("system_prompt", [](PyRunner& r) { return r.get().system_prompt(); })
+      .def("set_system_prompt", &PyRunner::set_system_prompt)
+      .def_property_readonly("system_prompt", [](PyRunner& r) {
+        py::gil_scoped_release release;
+        return r.get().system_prompt();
+      })
       .def_property_readonly("default_system_prompt", [](PyRunner& r) { return r.get().default_system_prompt(); })
       .def_property_readonly("stats", [](PyRunner& r) { return stats_dict(r.get().stats()); })
       .def_property_readonly("has_bos", [](PyRunner& r) { return r.get().tokenizer().bos_id() >= 0; })

@@ -103,7 +103,13 @@ void pk_runner_destroy(pk_runner* r) { delete r; }
 pk_status pk_runner_set_num_threads(pk_runner* r, int n) {
   if (r == nullptr) return null_arg("runner");
   if (n < 0) return c_fail(Error::InvalidArgument, "num_threads must be >= 0");
-  r->runner->module().set_num_threads(n);
+  r->runner->set_num_threads(n);
+  return c_ok();
+}
+
+pk_status pk_runner_set_memory_limit(pk_runner* r, uint64_t bytes) {
+  if (r == nullptr) return null_arg("runner");
+  r->runner->module().set_memory_limit(bytes);
   return c_ok();
 }
 
@@ -150,15 +156,19 @@ pk_status pk_runner_chat(pk_runner* r, const char* message_text, const pk_genera
 pk_status pk_runner_set_system_prompt(pk_runner* r, const char* system_prompt) {
   return c_guarded([&] {
     if (r == nullptr) return null_arg("runner");
-    r->runner->set_system_prompt(system_prompt ? system_prompt : "");
-    return c_ok();
+    std::string message;
+    Error e = r->runner->set_system_prompt(system_prompt ? system_prompt : "", &message);
+    return e == Error::Ok ? c_ok() : c_fail(e, message);
   });
 }
 
 pk_status pk_runner_reset(pk_runner* r) {
-  if (r == nullptr) return null_arg("runner");
-  r->runner->reset();
-  return c_ok();
+  return c_guarded([&] {
+    if (r == nullptr) return null_arg("runner");
+    std::string message;
+    Error e = r->runner->reset(&message);
+    return e == Error::Ok ? c_ok() : c_fail(e, message);
+  });
 }
 
 void pk_runner_stop(pk_runner* r) {
@@ -168,7 +178,7 @@ void pk_runner_stop(pk_runner* r) {
 pk_status pk_runner_stats(const pk_runner* r, double* load_ms, double* ttft_ms, double* prefill_tok_s,
                           double* decode_tok_s, int32_t* prompt_tokens, int32_t* generated_tokens) {
   if (r == nullptr) return null_arg("runner");
-  const pocket::GenerationStats& s = r->runner->stats();
+  const pocket::GenerationStats s = r->runner->stats();
   if (load_ms) *load_ms = s.load_ms;
   if (ttft_ms) *ttft_ms = s.ttft_ms;
   if (prefill_tok_s) *prefill_tok_s = s.prefill_tok_s;
@@ -178,7 +188,7 @@ pk_status pk_runner_stats(const pk_runner* r, double* load_ms, double* ttft_ms, 
   return c_ok();
 }
 
-const char* pk_runner_stop_reason(const pk_runner* r) { return r ? r->runner->stats().stop_reason.c_str() : ""; }
+const char* pk_runner_stop_reason(const pk_runner* r) { return r ? r->runner->stats().stop_reason : ""; }
 int32_t pk_runner_max_seq_len(const pk_runner* r) { return r ? r->runner->max_seq_len() : 0; }
 int32_t pk_runner_vocab_size(const pk_runner* r) { return r ? r->runner->vocab_size() : 0; }
 int32_t pk_runner_position(const pk_runner* r) { return r ? r->runner->position() : 0; }

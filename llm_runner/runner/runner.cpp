@@ -43,7 +43,24 @@ std::vector<int32_t> parse_ids(const char* text) {
   return ids;
 }
 
+Error busy(const char* call, std::string* message) {
+  *message = std::string("the runner is busy: ") + call +
+             "() was called while another call runs on it (a runner runs one call at a time; "
+             "stop() ends a running generation)";
+  return Error::Busy;
+}
+
 }  // namespace
+
+// Holds the runner for one call; meanwhile other threads' calls fail with Busy.
+class Runner::Claim {
+ public:
+  explicit Claim(std::mutex& m) : lock_(m, std::try_to_lock) {}
+  bool held() const { return lock_.owns_lock(); }
+
+ private:
+  std::unique_lock<std::mutex> lock_;
+};
 
 Runner::~Runner() = default;
 
@@ -106,6 +123,7 @@ Error Runner::init(std::unique_ptr<Module> module, const std::string& name, cons
     if (std::find(r->eos_ids_.begin(), r->eos_ids_.end(), id) == r->eos_ids_.end()) r->eos_ids_.push_back(id);
   r->logits_.resize(static_cast<size_t>(vocab));
   r->stats_.load_ms = now_ms() - start;
+  r->publish_stats();
   *out = std::move(r);
   return Error::Ok;
 }
@@ -114,9 +132,37 @@ bool Runner::is_eos(int32_t token) const {
   return std::find(eos_ids_.begin(), eos_ids_.end(), token) != eos_ids_.end();
 }
 
-void Runner::reset() {
+void Runner::publish_stats() {
+  std::lock_guard<std::mutex> lock(stats_mutex_);
+  published_ = stats_;
+}
+
+GenerationStats Runner::stats() const {
+  std::lock_guard<std::mutex> lock(stats_mutex_);
+  return published_;
+}
+
+void Runner::set_num_threads(int n) { module_->set_num_threads(n); }
+
+Error Runner::reset(std::string* message) {
+  Claim claim(mutex_);
+  if (!claim.held()) return busy("reset", message);
+  ++generation_;  // a step-wise generation cannot go on from an emptied cache
   pos_ = 0;
   chat_started_ = false;
+  return Error::Ok;
+}
+
+Error Runner::set_system_prompt(const std::string& system, std::string* message) {
+  Claim claim(mutex_);
+  if (!claim.held()) return busy("set_system_prompt", message);
+  system_ = system;
+  return Error::Ok;
+}
+
+std::string Runner::system_prompt() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return system_;
 }
 
 // Runs `tokens` at the current position (prefill for several, decode for one) and keeps
@@ -124,7 +170,7 @@ void Runner::reset() {
 Error Runner::forward(const std::vector<int32_t>& tokens, std::string* message) {
   const int32_t n = static_cast<int32_t>(tokens.size());
   if (pos_ + n > max_seq_len_) {
-    *message = "context overflow: " + std::to_string(n) + " tokens at position " + std::to_string(pos_) +
+    *message = "context overflow: " + std::to_string(n) + " tokens at position " + std::to_string(pos_.load()) +
                " do not fit the model's context of " + std::to_string(max_seq_len_) +
                " tokens (reset the conversation or shorten the prompt)";
     return Error::OutOfRange;
@@ -145,20 +191,25 @@ Error Runner::forward(const std::vector<int32_t>& tokens, std::string* message) 
   inputs[1].set_contiguous_strides();
   inputs[1].data = &position;
   inputs[1].capacity = sizeof position;
-  Method* m = nullptr;
-  Error e = module_->execute(n == 1 ? "decode" : "prefill", inputs, 2, &m, message);
+  bool logits = false;
+  Error e = module_->execute(n == 1 ? "decode" : "prefill", inputs, 2, [&](const Method& m) {
+    const Value& out = m.output(0);
+    logits = m.num_outputs() > 0 && out.is_tensor() && out.tensor.dtype == ScalarType::Float32 &&
+             out.tensor.numel() == vocab_size_;
+    if (logits) memcpy(logits_.data(), out.tensor.data, logits_.size() * sizeof(float));
+  }, message);
   if (e != Error::Ok) return e;
-  const Value& out = m->output(0);
-  if (!out.is_tensor() || out.tensor.dtype != ScalarType::Float32 || out.tensor.numel() != vocab_size_) {
+  if (!logits) {
     *message = "the model's output is not float32 logits over its vocabulary of " + std::to_string(vocab_size_);
     return Error::InvalidProgram;
   }
-  memcpy(logits_.data(), out.tensor.data, logits_.size() * sizeof(float));
   pos_ += n;
   return Error::Ok;
 }
 
-Error Runner::begin(const std::vector<int32_t>& prompt, const GenerationConfig& config, std::string* message) {
+Error Runner::start(const std::vector<int32_t>& prompt, const GenerationConfig& config, std::string* message) {
+  ++generation_;
+  next_token_ = -1;
   std::string bad = validate_sampler_config(config.sampler);
   if (!bad.empty()) {
     *message = bad;
@@ -190,19 +241,21 @@ Error Runner::begin(const std::vector<int32_t>& prompt, const GenerationConfig& 
   next_token_ = sampler_->sample(logits_.data(), logits_.size());
   stats_.ttft_ms = now_ms() - start;
   stats_.prefill_tok_s = prompt.size() / (stats_.ttft_ms / 1e3);
+  publish_stats();
   return Error::Ok;
 }
 
-Error Runner::next(int32_t* token, std::string* piece, bool* done, std::string* message) {
+Error Runner::step(int32_t* token, std::string* piece, bool* done, std::string* message) {
   piece->clear();
   *done = false;
   *token = -1;
-  if (!stats_.stop_reason.empty() || next_token_ < 0) {
+  if (stats_.stop_reason[0] != '\0' || next_token_ < 0) {
     *done = true;
     return Error::Ok;
   }
   auto finish = [&](const char* reason) {
     stats_.stop_reason = reason;
+    publish_stats();
     *piece += stream_->finish();
     *done = true;
     next_token_ = -1;
@@ -233,17 +286,61 @@ Error Runner::next(int32_t* token, std::string* piece, bool* done, std::string* 
   next_token_ = sampler_->sample(logits_.data(), logits_.size());
   decode_ms_ += now_ms() - start;
   stats_.decode_tok_s = decode_ms_ > 0 ? generated_.size() / (decode_ms_ / 1e3) : 0;
+  publish_stats();
   return Error::Ok;
+}
+
+// Steps the generation start() began (with result `e`) to its end, streaming text to on_piece.
+Error Runner::stream(const std::function<bool(const std::string&)>& on_piece, Error e, std::string* message) {
+  for (bool done = false; e == Error::Ok && !done;) {
+    int32_t token;
+    std::string piece;
+    e = step(&token, &piece, &done, message);
+    if (e == Error::Ok && !piece.empty() && !on_piece(piece)) stop();
+  }
+  return e;
+}
+
+Error Runner::begin(const std::vector<int32_t>& prompt, const GenerationConfig& config, uint64_t* id,
+                    std::string* message) {
+  Claim claim(mutex_);
+  if (!claim.held()) return busy("begin", message);
+  Error e = start(prompt, config, message);
+  *id = generation_;
+  return e;
+}
+
+Error Runner::begin_chat(const std::string& user, const GenerationConfig& config, uint64_t* id,
+                         std::string* message) {
+  Claim claim(mutex_);
+  if (!claim.held()) return busy("begin_chat", message);
+  Error e = start_chat(user, config, message);
+  *id = generation_;
+  return e;
+}
+
+Error Runner::next(uint64_t id, int32_t* token, std::string* piece, bool* done, std::string* message) {
+  Claim claim(mutex_);
+  if (!claim.held()) return busy("next", message);
+  if (id != generation_) {
+    *message = "this generation was superseded: a later begin, generate, chat or reset on the same runner "
+               "replaced it";
+    return Error::Cancelled;
+  }
+  return step(token, piece, done, message);
 }
 
 Error Runner::generate_ids(const std::vector<int32_t>& prompt, const GenerationConfig& config, std::vector<int32_t>* out,
                            std::string* message) {
-  reset();
-  Error e = begin(prompt, config, message);
+  Claim claim(mutex_);
+  if (!claim.held()) return busy("generate_ids", message);
+  pos_ = 0;
+  chat_started_ = false;
+  Error e = start(prompt, config, message);
   for (bool done = false; e == Error::Ok && !done;) {
     int32_t token;
     std::string piece;
-    e = next(&token, &piece, &done, message);
+    e = step(&token, &piece, &done, message);
     if (e == Error::Ok && token >= 0) out->push_back(token);
   }
   return e;
@@ -251,21 +348,18 @@ Error Runner::generate_ids(const std::vector<int32_t>& prompt, const GenerationC
 
 Error Runner::generate(const std::string& prompt, const GenerationConfig& config,
                        const std::function<bool(const std::string&)>& on_piece, std::string* message) {
-  reset();
+  Claim claim(mutex_);
+  if (!claim.held()) return busy("generate", message);
+  pos_ = 0;
+  chat_started_ = false;
   std::vector<int32_t> ids;
   Error e = tokenizer_->encode(prompt, true, &ids, message);
   if (e != Error::Ok) return e;
-  e = begin(ids, config, message);
-  for (bool done = false; e == Error::Ok && !done;) {
-    int32_t token;
-    std::string piece;
-    e = next(&token, &piece, &done, message);
-    if (e == Error::Ok && !piece.empty() && !on_piece(piece)) stop();
-  }
-  return e;
+  return stream(on_piece, start(ids, config, message), message);
 }
 
 std::string Runner::format_chat_turn(const std::string& user) const {
+  std::lock_guard<std::mutex> lock(mutex_);
   return pocket::format_chat_turn(static_cast<ChatFormat>(chat_format_), system_, user, !chat_started_ || pos_ == 0);
 }
 
@@ -279,26 +373,22 @@ std::string Runner::chat_template() const {
   return "none";
 }
 
-Error Runner::begin_chat(const std::string& user, const GenerationConfig& config, std::string* message) {
+Error Runner::start_chat(const std::string& user, const GenerationConfig& config, std::string* message) {
   ChatFormat format = static_cast<ChatFormat>(chat_format_);
+  const std::string turn = pocket::format_chat_turn(format, system_, user, !chat_started_ || pos_ == 0);
   std::vector<int32_t> ids;
   // The templates spell out BOS where their family wants it.
-  Error e = tokenizer_->encode(format_chat_turn(user), format == ChatFormat::None && pos_ == 0, &ids, message);
+  Error e = tokenizer_->encode(turn, format == ChatFormat::None && pos_ == 0, &ids, message);
   if (e != Error::Ok) return e;
   chat_started_ = true;
-  return begin(ids, config, message);
+  return start(ids, config, message);
 }
 
 Error Runner::chat(const std::string& user, const GenerationConfig& config,
                    const std::function<bool(const std::string&)>& on_piece, std::string* message) {
-  Error e = begin_chat(user, config, message);
-  for (bool done = false; e == Error::Ok && !done;) {
-    int32_t token;
-    std::string piece;
-    e = next(&token, &piece, &done, message);
-    if (e == Error::Ok && !piece.empty() && !on_piece(piece)) stop();
-  }
-  return e;
+  Claim claim(mutex_);
+  if (!claim.held()) return busy("chat", message);
+  return stream(on_piece, start_chat(user, config, message), message);
 }
 
 }  // namespace pocket

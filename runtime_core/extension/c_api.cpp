@@ -121,7 +121,7 @@ pk_status c_ok() {
 extern "C" {
 
 const char* pk_status_string(pk_status status) {
-  if (status < 0 || status > PK_STATUS_CANCELLED) return "UNKNOWN";
+  if (status < 0 || status > PK_STATUS_BUSY) return "UNKNOWN";
   return pocket::error_name(static_cast<Error>(status));
 }
 
@@ -215,6 +215,14 @@ pk_status pk_module_set_num_threads(pk_module* module, int num_threads) {
   return ok();
 }
 
+pk_status pk_module_set_memory_limit(pk_module* module, uint64_t bytes) {
+  if (module == nullptr) return fail(Error::InvalidArgument, "module is NULL");
+  module->module->set_memory_limit(bytes);
+  return ok();
+}
+
+uint64_t pk_module_memory_limit(const pk_module* module) { return module ? module->module->memory_limit() : 0; }
+
 size_t pk_module_method_count(const pk_module* module) { return module ? module->method_names.size() : 0; }
 
 const char* pk_module_method_name(const pk_module* module, size_t i) {
@@ -297,22 +305,26 @@ pk_status pk_module_execute(pk_module* module, const char* method, pk_tensor* co
       if (inputs[i] == nullptr) return fail(Error::InvalidArgument, "input " + std::to_string(i) + " is NULL");
       in[i] = inputs[i]->t;
     }
-    std::string message;
-    Error e = module->module->execute(method, in.data(), n_inputs, &m, &message);
-    if (e != Error::Ok) return fail(e, message);
+    // The outputs live in the method's arenas: copy them before another call may run.
     std::vector<std::unique_ptr<pk_tensor>> results(n_outputs);
-    for (size_t i = 0; i < n_outputs; ++i) {
-      const pocket::Value& v = m->output(i);
-      if (!v.is_tensor()) return fail(Error::Unsupported, "output " + std::to_string(i) + " is not a tensor");
-      results[i].reset(new pk_tensor());
-      pocket::Tensor& t = results[i]->t;
-      t = v.tensor;
-      t.set_contiguous_strides();
-      results[i]->owned.assign(static_cast<const uint8_t*>(v.tensor.data),
-                               static_cast<const uint8_t*>(v.tensor.data) + v.tensor.nbytes());
-      t.data = results[i]->owned.data();
-      t.capacity = results[i]->owned.size();
-    }
+    std::string message;
+    Error e = module->module->execute(method, in.data(), n_inputs, [&](const pocket::Method& done) {
+      for (size_t i = 0; i < n_outputs; ++i) {
+        const pocket::Value& v = done.output(i);
+        if (!v.is_tensor()) return;
+        results[i].reset(new pk_tensor());
+        pocket::Tensor& t = results[i]->t;
+        t = v.tensor;
+        t.set_contiguous_strides();
+        const uint8_t* bytes = static_cast<const uint8_t*>(v.tensor.data);
+        results[i]->owned.assign(bytes, bytes + v.tensor.nbytes());
+        t.data = results[i]->owned.data();
+        t.capacity = results[i]->owned.size();
+      }
+    }, &message);
+    if (e != Error::Ok) return fail(e, message);
+    for (size_t i = 0; i < n_outputs; ++i)
+      if (!results[i]) return fail(Error::Unsupported, "output " + std::to_string(i) + " is not a tensor");
     for (size_t i = 0; i < n_outputs; ++i) outputs[i] = results[i].release();
     return ok();
   });

@@ -1,16 +1,28 @@
 // A MemoryAllocator over the heap, for the extension layer: every allocation is released
-// by reset() or when the allocator is destroyed.
+// by reset() or when the allocator is destroyed. Allocators may share a MemoryBudget, which
+// refuses an allocation that would take them past its limit before anything is allocated.
 #pragma once
 
+#include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "pocket/kernel.h"
 
 namespace pocket {
 
+// Bytes a group of allocators may hold together. Not synchronized: the allocators sharing it
+// are used under one lock (a Module's).
+struct MemoryBudget {
+  uint64_t limit = UINT64_MAX;
+  uint64_t used = 0;
+  uint64_t refused = 0;  // size of the last allocation refused for the limit (0: none)
+};
+
 class HeapAllocator final : public MemoryAllocator {
  public:
-  HeapAllocator() = default;
+  // budget: borrowed, must outlive the allocator; nullptr for no limit.
+  explicit HeapAllocator(MemoryBudget* budget = nullptr) : budget_(budget) {}
   HeapAllocator(const HeapAllocator&) = delete;
   HeapAllocator& operator=(const HeapAllocator&) = delete;
   ~HeapAllocator() override { reset(); }
@@ -18,7 +30,12 @@ class HeapAllocator final : public MemoryAllocator {
   void reset() override;
 
  private:
-  std::vector<void*> blocks_;
+  std::vector<std::pair<void*, size_t>> blocks_;
+  MemoryBudget* budget_;
 };
+
+// Physical memory of this machine in bytes (the default memory limit of a Module); 1 TiB
+// when the system does not say.
+uint64_t physical_memory_bytes();
 
 }  // namespace pocket

@@ -20,20 +20,56 @@ from pocket._errors import PocketError
 _INVALID_ARGUMENT = (1, "INVALID_ARGUMENT")
 
 
-def load(path: str | os.PathLike, mmap: bool = True) -> "Module":
+def load(path: str | os.PathLike | int, mmap: bool = True, *, offset: int = 0, length: int | None = None) -> "Module":
     """Loads and verifies a .pocket file.
 
     Args:
-        path: the file. With mmap=True (the default) constants are used in place.
+        path: the file, or an open file descriptor (int; borrowed, not closed). With mmap=True
+            (the default) constants are used in place.
+        offset, length: where the program lies inside the file (e.g. an entry stored, not
+            deflated, in a zip; a model inside an APK); length None: to the end of the file.
+            The region is mapped in place when offset is a multiple of 16, read otherwise
+            (Module.mapped tells which).
     Raises:
         PocketError: missing file (NOT_FOUND), malformed file (INVALID_PROGRAM), unsupported
-            format version or op (UNSUPPORTED).
+            format version or op (UNSUPPORTED); a region beyond the end of the file
+            (OUT_OF_RANGE) or without a .pocket header at `offset` (INVALID_PROGRAM).
     """
+    if isinstance(path, int) or offset or length is not None:
+        return Module(file_region(path, offset, length, lambda *region: _native.Module.from_fd(*region, mmap)))
     return Module(_native.Module.from_file(os.fspath(path), mmap))
 
 
+def file_region(source: str | os.PathLike | int, offset: int, length: int | None, load: Any) -> Any:
+    """Calls load(fd, offset, length) for a region of `source` (a path, opened and closed
+    here, or a descriptor); errors about a path name the path."""
+    if isinstance(source, bool) or not isinstance(offset, int) or offset < 0 or \
+            (length is not None and (not isinstance(length, int) or length < 0)):
+        raise PocketError(*_INVALID_ARGUMENT, f"offset {offset!r} and length {length!r} must be integers >= 0")
+    if isinstance(source, int):
+        return load(source, offset, os.fstat(source).st_size - offset if length is None else length)
+    path = os.fspath(source)
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+    except FileNotFoundError:
+        raise PocketError(4, "NOT_FOUND", f"cannot open '{path}': no such file") from None
+    try:
+        if length is None:
+            length = max(os.fstat(fd).st_size - offset, 0)
+        return load(fd, offset, length)
+    except PocketError as e:
+        raise PocketError(e.code, e.status, f"'{path}', {e.message.replace(f'fd {fd}, ', '', 1)}") from None
+    finally:
+        os.close(fd)
+
+
 class Module:
-    """A loaded program. `m.forward(x)` runs the "forward" method; `m.run(name, *args)` any."""
+    """A loaded program. `m.forward(x)` runs the "forward" method; `m.run(name, *args)` any.
+
+    Threads: a module may be shared between threads. Calls on one module run one at a time
+    (its planned memory is shared; a second caller waits), with the GIL released while the
+    model runs, so separate modules on separate threads run in parallel.
+    """
 
     def __init__(self, native: "_native.Module"):
         self._native = native
@@ -45,6 +81,11 @@ class Module:
     def from_bytes(cls, data: bytes) -> "Module":
         """Loads a program from memory (the bytes are copied)."""
         return cls(_native.Module.from_bytes(bytes(data)))
+
+    @property
+    def mapped(self) -> bool:
+        """True when the program is used in place from a file mapping (no copy)."""
+        return self._native.mapped
 
     def method_info(self, method: str = "forward") -> dict:
         """Inputs and outputs (dtype, min_shape, max_shape) and arena sizes of a method."""
@@ -83,6 +124,16 @@ class Module:
     @property
     def num_threads(self) -> int:
         return self._native.num_threads
+
+    def set_memory_limit(self, nbytes: int) -> None:
+        """Bytes the module may allocate for arenas, buffers and scratch space (default: the
+        machine's physical memory). A program that needs more fails with PocketError
+        OUT_OF_MEMORY, naming the limit, before anything is allocated."""
+        self._native.set_memory_limit(nbytes)
+
+    @property
+    def memory_limit(self) -> int:
+        return self._native.memory_limit
 
     def reset_buffers(self) -> None:
         """Restores mutable buffers (e.g. a KV cache) to their initial values."""

@@ -15,8 +15,19 @@
  *   pk_generation_config_destroy(c);
  *   pk_runner_destroy(r);
  *
- * A runner is used from one thread at a time, except pk_runner_stop(), which any thread may
- * call while a generation runs.
+ * Thread safety: a runner runs one call at a time and never makes a caller wait for another
+ * thread's generation. generate, generate_ids, chat, reset and set_system_prompt called
+ * while another call runs on the runner (on another thread, or from inside a piece callback)
+ * fail at once with PK_STATUS_BUSY and change nothing. Any thread may call, at any time:
+ *  - pk_runner_stop: ends the running generation after its current token (its call returns
+ *    PK_STATUS_OK with stop reason "cancelled"); the runner is usable right after;
+ *  - pk_runner_set_num_threads: applies from the next forward pass, also mid-generation;
+ *  - pk_runner_stats, pk_runner_stop_reason, pk_runner_position and the getters: a consistent
+ *    snapshot of the running or last generation;
+ *  - pk_runner_encode, pk_runner_decode (the tokenizer is immutable).
+ * pk_runner_destroy while another thread is inside a call on the runner is a use after free:
+ * stop the generation and let its call return first (the Java and Python bindings' close()
+ * does exactly this).
  */
 #ifndef POCKET_POCKET_LLM_H_
 #define POCKET_POCKET_LLM_H_
@@ -61,7 +72,11 @@ PK_API pk_status pk_generation_config_add_stop_string(pk_generation_config* conf
 PK_API pk_status pk_runner_create(const char* model_path, const char* tokenizer_path, pk_runner** out);
 PK_API void pk_runner_destroy(pk_runner* runner);
 
+/* Kernel threads (see pk_module_set_num_threads); any thread, any time. */
 PK_API pk_status pk_runner_set_num_threads(pk_runner* runner, int num_threads);
+/* The model's memory limit (see pk_module_set_memory_limit); its memory is allocated on the
+ * first generation, so a limit set right after pk_runner_create applies to all of it. */
+PK_API pk_status pk_runner_set_memory_limit(pk_runner* runner, uint64_t bytes);
 
 /* Streams the continuation of `prompt` (borrowed for the call) to `callback`; each call
  * starts a new text. config: borrowed for the call, NULL for defaults. A prompt that does
@@ -85,14 +100,14 @@ PK_API pk_status pk_runner_set_system_prompt(pk_runner* runner, const char* syst
 /* Forgets the conversation. */
 PK_API pk_status pk_runner_reset(pk_runner* runner);
 /* Ends a running generation after the current token; its call returns PK_STATUS_OK with
- * stop reason "cancelled". Any thread. NULL is allowed. */
+ * stop reason "cancelled". Any thread; a no-op when no generation runs. NULL is allowed. */
 PK_API void pk_runner_stop(pk_runner* runner);
 
 /* Statistics of the last generation; any out-pointer may be NULL. */
 PK_API pk_status pk_runner_stats(const pk_runner* runner, double* load_ms, double* ttft_ms, double* prefill_tok_s,
                                  double* decode_tok_s, int32_t* prompt_tokens, int32_t* generated_tokens);
 /* Why the last generation ended: "eos", "stop_string", "max_new_tokens", "context_full",
- * "cancelled", or "" before any. Owned by the runner; valid until the next generation. */
+ * "cancelled", or "" before any and while one runs. Static storage. */
 PK_API const char* pk_runner_stop_reason(const pk_runner* runner);
 
 PK_API int32_t pk_runner_max_seq_len(const pk_runner* runner);

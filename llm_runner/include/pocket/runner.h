@@ -10,13 +10,20 @@
 //   runner->generate("Once upon a time", config,
 //                    [](const std::string& piece) { fputs(piece.c_str(), stdout); return true; }, &err);
 //
-// A Runner is not thread-safe, except stop(), which any thread may call.
+// Threads: a Runner runs one call at a time. generate(), generate_ids(), chat(), begin(),
+// begin_chat(), next(), reset() and set_system_prompt() fail with Error::Busy while another
+// thread is inside one of them (or when called from an on_piece callback). A step-wise
+// generation (begin() ... next()) is identified by the id begin() returns; a later begin(),
+// generate(), chat() or reset() supersedes it, and next() with its id then fails with
+// Error::Cancelled. Any thread may call stop(), stats(), position(), set_num_threads() and the
+// const getters at any time. A Runner must outlive every call on it.
 #pragma once
 
 #include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -43,8 +50,9 @@ struct GenerationStats {
   double decode_tok_s = 0;
   int32_t prompt_tokens = 0;
   int32_t generated_tokens = 0;
-  // "eos", "stop_string", "max_new_tokens", "context_full", "cancelled" or "" (running)
-  std::string stop_reason;
+  // "eos", "stop_string", "max_new_tokens", "context_full", "cancelled" or "" (running);
+  // static storage
+  const char* stop_reason = "";
 };
 
 class Runner {
@@ -73,12 +81,13 @@ class Runner {
   Error chat(const std::string& user, const GenerationConfig& config,
              const std::function<bool(const std::string&)>& on_piece, std::string* message);
 
-  // Step-wise generation (what generate() is made of): begin() prefills and samples the first
-  // token; each next() yields one token and the text it completes (may be empty).
-  Error begin(const std::vector<int32_t>& prompt, const GenerationConfig& config, std::string* message);
+  // Step-wise generation (what generate() is made of): begin() prefills, samples the first
+  // token and sets *id; each next(id) yields one token and the text it completes (may be empty).
+  Error begin(const std::vector<int32_t>& prompt, const GenerationConfig& config, uint64_t* id,
+              std::string* message);
   // begin() for one chat turn (what chat() is made of).
-  Error begin_chat(const std::string& user, const GenerationConfig& config, std::string* message);
-  Error next(int32_t* token, std::string* piece, bool* done, std::string* message);
+  Error begin_chat(const std::string& user, const GenerationConfig& config, uint64_t* id, std::string* message);
+  Error next(uint64_t id, int32_t* token, std::string* piece, bool* done, std::string* message);
 
   // The token ids chat() would feed for `user`: the turn formatted with the chat template.
   std::string format_chat_turn(const std::string& user) const;
@@ -87,15 +96,19 @@ class Runner {
 
   // The system prompt of the next first chat turn; starts as the model's default (from its
   // chat template, e.g. SmolLM2 names itself). "" for none.
-  void set_system_prompt(const std::string& system) { system_ = system; }
-  const std::string& system_prompt() const { return system_; }
+  Error set_system_prompt(const std::string& system, std::string* message);
+  std::string system_prompt() const;
   const std::string& default_system_prompt() const { return default_system_; }
   // Forgets the conversation: the next prompt starts at position 0.
-  void reset();
-  // Asks a running generation to end after the current token (any thread).
+  Error reset(std::string* message);
+  // Asks the running generation to end after the current token, with stop reason "cancelled"
+  // (any thread; a no-op when none runs).
   void stop() { stop_requested_ = true; }
+  // Kernel threads (see Module::set_num_threads); any time, from the next forward pass on.
+  void set_num_threads(int n);
 
-  const GenerationStats& stats() const { return stats_; }
+  // Statistics of the running or last generation (a copy, consistent).
+  GenerationStats stats() const;
   int32_t position() const { return pos_; }
   int32_t max_seq_len() const { return max_seq_len_; }
   int32_t vocab_size() const { return vocab_size_; }
@@ -108,6 +121,16 @@ class Runner {
   // Checks that `module` holds an LLM program and loads its tokenizer; `name` names it in messages.
   static Error init(std::unique_ptr<Module> module, const std::string& name, const std::string& tokenizer_path,
                     double start_ms, std::unique_ptr<Runner>* out, std::string* message);
+  // Holds the runner for one call, or fails with Busy naming `what`.
+  class Claim;
+
+  // The call bodies; the caller holds a Claim.
+  Error start(const std::vector<int32_t>& prompt, const GenerationConfig& config, std::string* message);
+  Error start_chat(const std::string& user, const GenerationConfig& config, std::string* message);
+  Error step(int32_t* token, std::string* piece, bool* done, std::string* message);
+  Error stream(const std::function<bool(const std::string&)>& on_piece, Error e, std::string* message);
+  void publish_stats();
+
   Error forward(const std::vector<int32_t>& tokens, std::string* message);
   bool is_eos(int32_t token) const;
 
@@ -123,7 +146,11 @@ class Runner {
   std::string default_system_;
   GenerationConfig config_;
   GenerationStats stats_;
-  int32_t pos_ = 0;
+  mutable std::mutex mutex_;        // held by the call that uses the state (Claim)
+  mutable std::mutex stats_mutex_;  // guards published_
+  GenerationStats published_;       // what stats() returns
+  uint64_t generation_ = 0;         // id of the current step-wise generation
+  std::atomic<int32_t> pos_{0};
   int32_t max_seq_len_ = 0;
   int32_t vocab_size_ = 0;
   int32_t next_token_ = -1;

@@ -9,7 +9,7 @@
  *  - Strings are UTF-8 and NUL-terminated. Sizes are size_t, shapes int64_t.
  *  - Ownership is written at every pointer parameter: "borrowed" means the caller keeps
  *    ownership and must keep the memory alive for the stated time.
- *  - Handles are not thread-safe: use one handle from one thread at a time.
+ *  - Threads: see "Thread safety" below.
  *
  * Example (error handling shortened):
  *
@@ -28,6 +28,21 @@
  *   pk_tensor_destroy(out);
  *   pk_tensor_destroy(in);
  *   pk_module_destroy(m);
+ */
+/* Thread safety (every binding keeps this contract; they all reach the runtime through it):
+ *  - pk_module: any thread may call any function on a module at any time. Calls that run or
+ *    describe methods (execute, input/output count and info, set_num_threads,
+ *    set_memory_limit) take the module's lock: on one module they run one at a time, in
+ *    turn (its planned memory is shared), and a second caller waits. Separate modules run in
+ *    parallel, each on its own threads. Method names, metadata and the limit getters need no
+ *    lock (they never change).
+ *  - pk_module_set_num_threads while another thread is inside pk_module_execute on the same
+ *    module waits for that execute to return and applies to the calls after it.
+ *  - pk_tensor: a tensor may be read from several threads; writing one while another thread
+ *    uses it (including as an execute input) is the caller's race.
+ *  - Destroying a handle while another thread is inside a call on it is a use after free; the
+ *    language bindings make close() wait for (Java, Python) or outlive (Swift) running calls.
+ *  - pk_last_error() is per thread. The LLM runner's contract is in pocket_llm.h.
  */
 #ifndef POCKET_POCKET_H_
 #define POCKET_POCKET_H_
@@ -59,6 +74,7 @@ typedef enum pk_status {
   PK_STATUS_OUT_OF_RANGE = 7,     /* index, shape or length outside its bounds */
   PK_STATUS_INTERNAL = 8,
   PK_STATUS_CANCELLED = 9,        /* stopped by the caller */
+  PK_STATUS_BUSY = 10,            /* the object is in use by another call (see Thread safety) */
 } pk_status;
 
 /* Element types; the numbers are stable and match the file format. */
@@ -136,8 +152,20 @@ PK_API pk_status pk_module_load_buffer(const void* data, size_t size, pk_module*
 /* Releases a module and everything it owns. NULL is allowed. */
 PK_API void pk_module_destroy(pk_module* module);
 
-/* Number of threads kernels may use (1 = the calling thread only; 0 = the default). */
+/* Number of threads kernels may use (1 = the calling thread only; 0 = the default). Waits for
+ * an execute running on another thread and applies to the calls after it. */
 PK_API pk_status pk_module_set_num_threads(pk_module* module, int num_threads);
+
+/* Bytes the module may allocate, in total, for its planned arenas, mutable buffers (e.g. a KV
+ * cache) and kernel scratch space. Memory is allocated when a method is first used, so a limit
+ * set right after loading applies to all of it. The default is the machine's physical memory:
+ * a file that declares more (crafted, or meant for a bigger machine) fails with OUT_OF_MEMORY
+ * and a message naming the limit, before anything is allocated, instead of the process being
+ * killed. Raise it for a trusted file, lower it to keep a model within a memory budget.
+ * UINT64_MAX means no limit. Memory already held is kept when the limit is lowered under it. */
+PK_API pk_status pk_module_set_memory_limit(pk_module* module, uint64_t bytes);
+/* The current limit (0 for NULL). */
+PK_API uint64_t pk_module_memory_limit(const pk_module* module);
 
 PK_API size_t pk_module_method_count(const pk_module* module);
 /* Name of method i; owned by the module. NULL when i is out of range. */

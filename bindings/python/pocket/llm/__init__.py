@@ -18,6 +18,7 @@ import os
 from typing import Iterator, Sequence
 
 from pocket import _native
+from pocket.runtime import file_region
 
 __all__ = ["Runner", "Chat", "Tokenizer"]
 
@@ -35,11 +36,22 @@ class Runner:
     Raises:
         PocketError: a missing or malformed file, a program that is not an LLM, a tokenizer
             that does not fit the model's vocabulary.
+
+    Threads: a runner runs one call at a time. Starting a generation (or reset, chat) while
+    another thread is inside a call on it raises PocketError with status "BUSY"; an
+    iterator whose generation was replaced by a later one raises status "CANCELLED" on its
+    next step. stop(), stats, position and set_num_threads work from any thread at any time;
+    the GIL is released while the model runs.
     """
 
-    def __init__(self, model: str | os.PathLike, tokenizer: str | os.PathLike | None = None,
-                 num_threads: int = 0):
-        self._native = _native.Runner(os.fspath(model), os.fspath(tokenizer) if tokenizer else "")
+    def __init__(self, model: str | os.PathLike | int, tokenizer: str | os.PathLike | None = None,
+                 num_threads: int = 0, *, offset: int = 0, length: int | None = None):
+        # model may be an open descriptor, and offset/length a region of the file (as pocket.load).
+        tok = os.fspath(tokenizer) if tokenizer else ""
+        if isinstance(model, int) or offset or length is not None:
+            self._native = file_region(model, offset, length, lambda *region: _native.Runner(*region, tok))
+        else:
+            self._native = _native.Runner(os.fspath(model), tok)
         self._native.set_num_threads(num_threads)
         # The C++ tokenizer, for encode()/decode() from Python.
         if tokenizer:
@@ -65,10 +77,10 @@ class Runner:
         """Generated token ids for prompt `ids` (no text decoding); for tests and tools."""
         config = _config(max_new_tokens, temperature, top_k, top_p, min_p, repetition_penalty, seed, ())
         self._native.reset()
-        self._native.begin(list(ids), config)
+        generation = self._native.begin(list(ids), config)
         out = []
         while True:
-            token, _, done = self._native.next()
+            token, _, done = self._native.next(generation)
             if token >= 0:
                 out.append(token)
             if done:
@@ -118,16 +130,14 @@ class Runner:
         return self._native.chat_template
 
     def _stream(self, ids, config) -> Iterator[str]:
-        self._native.begin(ids, config)
-        return self._pieces()
+        return self._pieces(self._native.begin(ids, config))
 
     def _stream_chat(self, message, config) -> Iterator[str]:
-        self._native.begin_chat(message, config)
-        return self._pieces()
+        return self._pieces(self._native.begin_chat(message, config))
 
-    def _pieces(self) -> Iterator[str]:
+    def _pieces(self, generation: int) -> Iterator[str]:
         while True:
-            _, piece, done = self._native.next()
+            _, piece, done = self._native.next(generation)
             if piece:
                 yield piece.decode("utf-8", errors="replace")
             if done:
