@@ -45,7 +45,8 @@ def file_region(source: str | os.PathLike | int, offset: int, length: int | None
     here, or a descriptor); errors about a path name the path."""
     if isinstance(source, bool) or not isinstance(offset, int) or offset < 0 or \
             (length is not None and (not isinstance(length, int) or length < 0)):
-        raise PocketError(*_INVALID_ARGUMENT, f"offset {offset!r} and length {length!r} must be integers >= 0")
+        name = f"fd {source}" if isinstance(source, int) else f"'{os.fspath(source)}'"
+        raise PocketError(*_INVALID_ARGUMENT, f"{name}: offset {offset!r} and length {length!r} must be integers >= 0")
     if isinstance(source, int):
         return load(source, offset, os.fstat(source).st_size - offset if length is None else length)
     path = os.fspath(source)
