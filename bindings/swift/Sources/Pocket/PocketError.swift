@@ -32,8 +32,10 @@ public struct PocketError: Error, Equatable, Sendable, CustomStringConvertible, 
     /// An index, shape or length outside its bounds (e.g. a prompt longer than the context).
     case outOfRange = 7
     case `internal` = 8
-    /// Stopped by the caller.
+    /// Stopped by the caller, or a generation superseded by a later one on the same runner.
     case cancelled = 9
+    /// The object is in use by another call (an LLM runner runs one call at a time).
+    case busy = 10
   }
 
   /// The `pk_status` raw value.

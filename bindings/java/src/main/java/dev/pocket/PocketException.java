@@ -29,6 +29,8 @@ public class PocketException extends RuntimeException {
   public static final int OUT_OF_RANGE = 7;
   public static final int INTERNAL = 8;
   public static final int CANCELLED = 9;
+  /** The object is in use by another call (pocket.h's thread-safety contract). */
+  public static final int BUSY = 10;
 
   private final int status;
   private final String statusName;
