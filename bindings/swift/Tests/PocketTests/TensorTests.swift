@@ -104,7 +104,8 @@ final class TensorTests: XCTestCase {
     XCTAssertEqual(e.code, 4)
     XCTAssertEqual(e.description, "NOT_FOUND: no file 'x.pocket'")
     XCTAssertEqual(PocketError(code: 42, message: "?").status, .internal)
-    XCTAssertEqual(PocketError.Status.allCases.count, 10)
+    XCTAssertEqual(PocketError.Status.allCases.count, 11)
+    XCTAssertEqual(PocketError(.busy, "runner in use").description, "BUSY: runner in use")
   }
 
   func testScalarValuesBecomeOneElementBytes() throws {
