@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Native checks, in order:
 #   1. host:    build the `host` preset and run ctest (C API golden and bad-input tests);
-#   2. asan:    the C API tests again with AddressSanitizer + UBSan (`asan` preset);
+#   2. asan:    the C API, runner-thread tests again with AddressSanitizer + UBSan and
+#               LeakSanitizer (`asan` preset);
+#      tsan:    the thread-safety tests (shared modules and runners, the WorkerPool) and the
+#               C API tests with ThreadSanitizer (`tsan` preset);
 #   3. size:    build the core strictly (-Werror, no exceptions/RTTI; `strict-core`), strip the
 #               size probe (runtime_core/tests/size_probe.cpp: load a program from a buffer,
 #               run a method) and fail when the core exceeds its budget;
@@ -28,7 +31,7 @@ CORE_BUDGET_KIB_aarch64=88
 
 golden=${POCKET_GOLDEN_DIR:-$root/tests/golden}
 steps=("$@")
-[ ${#steps[@]} -eq 0 ] && steps=(host asan size aarch64)
+[ ${#steps[@]} -eq 0 ] && steps=(host asan tsan size aarch64)
 failed=()
 skipped=()
 
@@ -102,8 +105,14 @@ step_host() {
 
 step_asan() {
   configure asan &&
-    cmake --build --preset asan --target c_api_test c_api_errors_test &&
-    ctest --preset asan -R '^c_api'
+    cmake --build --preset asan --target c_api_test c_api_errors_test c_threads_test &&
+    ctest --preset asan -R '^c_(api|threads)'
+}
+
+step_tsan() {
+  configure tsan &&
+    cmake --build --preset tsan &&
+    ctest --preset tsan -R '^c_(threads|api)_test$'
 }
 
 # Measures the core (and, when built, core + portable kernels) of one build.
@@ -156,8 +165,8 @@ fi
 
 for step in "${steps[@]}"; do
   case $step in
-    host | asan | size | aarch64) ;;
-    *) echo "unknown step '$step' (host, asan, size, aarch64)" >&2; exit 2 ;;
+    host | asan | tsan | size | aarch64) ;;
+    *) echo "unknown step '$step' (host, asan, tsan, size, aarch64)" >&2; exit 2 ;;
   esac
   say "$step"
   if [ "$step" = aarch64 ] && ! ready_aarch64; then continue; fi
