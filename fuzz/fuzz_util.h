@@ -1,0 +1,78 @@
+// Helpers shared by the fuzz targets: a memory budget, aligned copies of the input, and
+// check(), which turns a broken invariant into a crash libFuzzer records.
+#pragma once
+
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <string>
+
+#include "heap_allocator.h"
+
+namespace pocket_fuzz {
+
+// A wrong result or a message-less failure is as much a finding as a sanitizer report.
+inline void check(bool ok, const char* what, const std::string& detail = "") {
+  if (ok) return;
+  std::fprintf(stderr, "FUZZ CHECK FAILED: %s %s\n", what, detail.c_str());
+  std::abort();
+}
+
+// What one input may make the runtime allocate. A program may declare arenas and buffers of
+// up to 2^44 elements (all checked for overflow); refusing them before allocating is the job
+// of the runtime's memory limit (issue 16), so until then the targets skip such programs.
+constexpr size_t kMemoryBudget = size_t(64) << 20;
+
+// A HeapAllocator that refuses to go past a shared budget.
+class BudgetAllocator final : public pocket::MemoryAllocator {
+ public:
+  explicit BudgetAllocator(size_t* budget) : budget_(budget) {}
+  void* allocate(size_t size, size_t alignment) override {
+    if (size > *budget_) return nullptr;
+    void* p = heap_.allocate(size, alignment);
+    if (p) {
+      *budget_ -= size;
+      used_ += size;
+    }
+    return p;
+  }
+  void reset() override {
+    heap_.reset();
+    *budget_ += used_;
+    used_ = 0;
+  }
+
+ private:
+  pocket::HeapAllocator heap_;
+  size_t* budget_;
+  size_t used_ = 0;
+};
+
+// A 64-byte aligned copy of the input (Program::load wants aligned data, as an mmap gives).
+struct AlignedCopy {
+  AlignedCopy(const uint8_t* data, size_t size) : size(size) {
+    bytes.reset(static_cast<uint8_t*>(std::aligned_alloc(64, (size + 63) / 64 * 64 + 64)));
+    if (size) std::memcpy(bytes.get(), data, size);
+  }
+  struct Free {
+    void operator()(uint8_t* p) const { std::free(p); }
+  };
+  std::unique_ptr<uint8_t, Free> bytes;
+  size_t size;
+};
+
+// Reads a file of the source tree the targets use as fixed context (a tokenizer, a model).
+inline std::string read_fixture(const char* path) {
+  std::FILE* f = std::fopen(path, "rb");
+  check(f != nullptr, "cannot open fixture", path);
+  std::string bytes;
+  char buf[1 << 16];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) bytes.append(buf, n);
+  std::fclose(f);
+  return bytes;
+}
+
+}  // namespace pocket_fuzz
