@@ -533,6 +533,7 @@ Error Method::set_input(size_t i, const Tensor& t) {
     return diag_.fail(Error::InvalidArgument, "method '%s' input %zu: data is NULL", name_, i);
   Tensor& dst = values_[inputs_[i]].tensor;
   dst = t;
+  dst.set_contiguous_strides();  // canonical strides for size-1 dims and empty tensors
   dst.capacity = t.nbytes();
   return Error::Ok;
 }

@@ -38,7 +38,9 @@ const char* scalar_type_name(ScalarType t) {
 
 bool is_valid_scalar_type(int v) { return v >= 0 && v < kNumScalarTypes; }
 
+// As in torch: size-1 dims may have any stride, and an empty tensor is contiguous.
 bool Tensor::is_contiguous() const {
+  if (numel() == 0) return true;
   int64_t expected = 1;
   for (int d = dim - 1; d >= 0; --d) {
     if (sizes[d] != 1 && strides[d] != expected) return false;

@@ -1,4 +1,5 @@
 // aten::max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
+// aten::max(Tensor self) -> Tensor
 #include "reduce_util.h"
 
 namespace pocket {
@@ -26,6 +27,25 @@ Error op_max_dim(KernelContext& ctx, Value** args) {
                                val[o] = v;
                                idx[o] = i;
                              });
+  });
+}
+
+// The max of every element, a 0-d tensor (NaN if any element is NaN).
+Error op_max(KernelContext& ctx, Value** args) {
+  const Tensor& in = args[0]->tensor;
+  Tensor& out = args[1]->tensor;
+  Error e = detail::expect_dtype(ctx, "max", "output", out, in.dtype);
+  if (e != Error::Ok) return e;
+  detail::ReducePlan plan;
+  detail::plan_reduce_all(in, /*keepdim=*/false, &plan);
+  e = detail::expect_nonempty_reduction(ctx, "max", plan);
+  if (e == Error::Ok) e = detail::resize_output(ctx, "max", out, plan.out_sizes, plan.out_dim);
+  if (e != Error::Ok) return e;
+  return detail::dispatch_dtype(ctx, "max", in.dtype, [&](auto tag) {
+    using T = decltype(tag);
+    T* y = out.data_as<T>();
+    detail::for_each_extreme(in.data_as<const T>(), plan, /*want_max=*/true,
+                             [&](int64_t o, T v, int64_t) { y[o] = v; });
   });
 }
 

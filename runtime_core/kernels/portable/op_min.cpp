@@ -1,4 +1,5 @@
 // aten::min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
+// aten::min(Tensor self) -> Tensor
 #include "reduce_util.h"
 
 namespace pocket {
@@ -26,6 +27,25 @@ Error op_min_dim(KernelContext& ctx, Value** args) {
                                val[o] = v;
                                idx[o] = i;
                              });
+  });
+}
+
+// The min of every element, a 0-d tensor (NaN if any element is NaN).
+Error op_min(KernelContext& ctx, Value** args) {
+  const Tensor& in = args[0]->tensor;
+  Tensor& out = args[1]->tensor;
+  Error e = detail::expect_dtype(ctx, "min", "output", out, in.dtype);
+  if (e != Error::Ok) return e;
+  detail::ReducePlan plan;
+  detail::plan_reduce_all(in, /*keepdim=*/false, &plan);
+  e = detail::expect_nonempty_reduction(ctx, "min", plan);
+  if (e == Error::Ok) e = detail::resize_output(ctx, "min", out, plan.out_sizes, plan.out_dim);
+  if (e != Error::Ok) return e;
+  return detail::dispatch_dtype(ctx, "min", in.dtype, [&](auto tag) {
+    using T = decltype(tag);
+    T* y = out.data_as<T>();
+    detail::for_each_extreme(in.data_as<const T>(), plan, /*want_max=*/false,
+                             [&](int64_t o, T v, int64_t) { y[o] = v; });
   });
 }
 

@@ -1,4 +1,5 @@
 // aten::round(Tensor self) -> Tensor
+// aten::round.decimals(Tensor self, *, int decimals) -> Tensor
 #include <type_traits>
 
 #include "elementwise_util.h"
@@ -16,6 +17,21 @@ Error op_round(KernelContext& ctx, Value** args) {
     } else {
       return x;
     }
+  });
+}
+
+// Rounds to `decimals` decimal places as torch does: scale by 10^|decimals|, round half to
+// even, scale back. Float dtypes only.
+Error op_round_decimals(KernelContext& ctx, Value** args) {
+  Tensor& out = args[2]->tensor;
+  int64_t decimals = args[1]->i;
+  bool neg = decimals < 0;
+  double scale = std::pow(10.0, static_cast<double>(neg ? -decimals : decimals));
+  return detail::unary_op<detail::Kinds::Floating>(ctx, "round", out.dtype, args[0]->tensor, out,
+                                                   [&](auto x) {
+    using T = decltype(x);
+    T s = static_cast<T>(scale);
+    return neg ? std::nearbyint(x / s) * s : std::nearbyint(x * s) / s;
   });
 }
 
