@@ -142,7 +142,7 @@ Error read_ranks(const char* data, size_t size, std::vector<std::pair<std::strin
     size_t space = l.find(' ');
     std::string_view b64 = l.substr(0, space), num = space == std::string_view::npos ? "" : l.substr(space + 1);
     int64_t rank = num.empty() ? -1 : 0;
-    for (char c : num) rank = (c >= '0' && c <= '9' && rank < kMaxRank) ? rank * 10 + (c - '0') : -1;
+    for (char c : num) rank = (rank >= 0 && rank < kMaxRank && c >= '0' && c <= '9') ? rank * 10 + (c - '0') : -1;
     std::string where = "line " + std::to_string(line) + ": ";
     if (rank < 0 || rank >= kMaxRank)
       return fail(Error::InvalidProgram, where + "expected \"<base64 token> <rank>\" with a rank below 2^24", message);
