@@ -3,6 +3,10 @@
 Writes runtime_core/kernels/registry_table.inc (C++ declarations and the sorted table) and
 exporter/supported_ops.py (op name -> signature, for the exporter's op-support check).
 `--check` exits 1 when either file is stale instead of writing it.
+
+Selective builds (`pocket package PROGRAMS`): `--select OPS_FILE --out TABLE.inc` writes a table
+with only the ops listed in OPS_FILE (one `name[.overload]` a line); CMake's POCKET_KERNEL_TABLE
+compiles the registry from it, so the linker drops every other kernel.
 """
 
 import argparse
@@ -14,7 +18,7 @@ ROOT = HERE.parent.parent
 TABLES = HERE / "tables"
 CPP_OUT = HERE / "registry_table.inc"
 PY_OUT = ROOT / "exporter" / "supported_ops.py"
-SIGNATURE_CHARS = set("TtijfgsbIJFLMS>")
+SIGNATURE_CHARS = set("TtijfgsbIJFGLMS>")
 
 
 def parse_all():
@@ -63,11 +67,28 @@ def render_py(rows):
     return "\n".join(out)
 
 
+def select(rows, ops):
+    """The rows of `ops` (names as in the tables); SystemExit naming any op no table has."""
+    known = {r[0] for r in rows}
+    unknown = sorted(set(ops) - known)
+    if unknown:
+        sys.exit(f"no kernel for {', '.join(unknown)} in the kernel tables")
+    return [r for r in rows if r[0] in set(ops)]
+
+
 def main():
-    ap = argparse.ArgumentParser(description=__doc__)
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--check", action="store_true", help="fail if outputs are stale")
+    ap.add_argument("--select", metavar="OPS_FILE", help="write a selective table of these ops to --out")
+    ap.add_argument("--out", metavar="TABLE_INC", help="output of --select")
     args = ap.parse_args()
     rows = parse_all()
+    if args.select:
+        if not args.out:
+            sys.exit("--select needs --out")
+        ops = [w for w in pathlib.Path(args.select).read_text().split() if w]
+        pathlib.Path(args.out).write_text(render_cpp(select(rows, ops)))
+        return
     stale = []
     for path, text in ((CPP_OUT, render_cpp(rows)), (PY_OUT, render_py(rows))):
         if path.exists() and path.read_text() == text:

@@ -3,6 +3,7 @@
     pocket export path/to/model.py:factory -o model.pocket     # needs torch
     pocket run model.pocket [--inputs inputs.npz] [--repeat 20]
     pocket inspect model.pocket
+    pocket package [programs...] --out dist/ [--targets android,ios --standin]
 """
 
 from __future__ import annotations
@@ -73,6 +74,20 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("model")
     p.set_defaults(run=_inspect)
 
+    p = sub.add_parser("package", help="build the AAR, the XCFramework + Swift package, the wheel and a "
+                       "manifest (from a source checkout)")
+    p.add_argument("programs", nargs="*", help=".pocket files: a selective build with only their ops")
+    p.add_argument("--out", default="dist", help="output folder (default dist/)")
+    p.add_argument("--targets", help="comma-separated: android, ios, macos, apple, linux, wheel or target "
+                   "names such as android-arm64-v8a (default: everything this machine can build)")
+    p.add_argument("--ndk", help="Android NDK folder (default: $ANDROID_NDK or $ANDROID_NDK_HOME)")
+    p.add_argument("--standin", action="store_true", help="where a toolchain is missing, build test-only "
+                   "stand-ins (Linux ELF for Android, zig for Apple), marked as such and never published")
+    p.add_argument("--release", action="store_true", help="release mode: every target with its real toolchain")
+    p.add_argument("--swift-url", help="URL the released XCFramework zip will have (Package.swift uses it with "
+                   "the checksum instead of the local path)")
+    p.set_defaults(run=_package)
+
     args = parser.parse_args(argv)
     try:
         return args.run(args) or 0
@@ -82,6 +97,18 @@ def main(argv: list[str] | None = None) -> int:
     except (FileNotFoundError, ValueError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
+
+
+def _package(args) -> int:
+    from pocket.packaging import PackageError, package
+
+    try:
+        package(args.programs, out=args.out, target_spec=args.targets, ndk=args.ndk, standin=args.standin,
+                release=args.release, swift_url=args.swift_url, say=lambda m: print(m, flush=True))
+    except PackageError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+    return 0
 
 
 def _quant_args(p, static: bool) -> None:

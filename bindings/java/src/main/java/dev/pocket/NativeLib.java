@@ -7,7 +7,9 @@ import java.nio.ByteBuffer;
  * the library loader.
  *
  * <p>Loading, in order: the system property {@code pocket.jni.library} (a path to
- * libpocket_jni.so, loaded with {@link System#load}); otherwise {@code
+ * libpocket_jni.so, loaded with {@link System#load}); the libraries inside this jar, when it is
+ * the desktop artifact {@code dev.pocket:pocket-java} (resources {@code
+ * dev/pocket/native/<os>-<arch>/}, copied once into a temporary folder); otherwise {@code
  * System.loadLibrary("pocket_jni")}, which searches {@code java.library.path} on a desktop JVM
  * and the APK's native libraries on Android. libpocket_jni finds libpocket next to itself.
  *
@@ -27,7 +29,7 @@ final class NativeLib {
     try {
       if (path != null && !path.isEmpty()) {
         System.load(path);
-      } else {
+      } else if (!loadFromJar()) {
         System.loadLibrary("pocket_jni");
       }
       int version = apiVersion();
@@ -47,6 +49,44 @@ final class NativeLib {
     }
   }
 
+  /** The jar's folder of native libraries for this OS and CPU, e.g. "linux-x86_64". */
+  static String platformFolder() {
+    String os = System.getProperty("os.name", "").toLowerCase(java.util.Locale.ROOT);
+    String arch = System.getProperty("os.arch", "").toLowerCase(java.util.Locale.ROOT);
+    if (arch.equals("amd64")) arch = "x86_64";
+    if (arch.equals("arm64")) arch = "aarch64";
+    return (os.startsWith("mac") ? "macos" : os.startsWith("linux") ? "linux" : os) + "-" + arch;
+  }
+
+  /**
+   * Loads libpocket_jni from this jar's resources (the pocket-java artifact). False when the jar
+   * carries no libraries for this platform (the AAR's classes.jar, a plain build).
+   */
+  private static boolean loadFromJar() {
+    String folder = "native/" + platformFolder() + "/";
+    String[] names = {"libpocket.so", "libpocket_jni.so"};
+    if (NativeLib.class.getResource(folder + names[1]) == null) return false;
+    try {
+      java.nio.file.Path dir = java.nio.file.Files.createTempDirectory("pocket-jni");
+      dir.toFile().deleteOnExit();
+      for (String name : names) {
+        java.nio.file.Path target = dir.resolve(name);
+        try (java.io.InputStream in = NativeLib.class.getResourceAsStream(folder + name)) {
+          if (in == null) throw new UnsatisfiedLinkError("pocket-java jar lacks " + folder + name);
+          java.nio.file.Files.copy(in, target);
+        }
+        target.toFile().deleteOnExit();
+      }
+      System.load(dir.resolve(names[1]).toString());
+      return true;
+    } catch (java.io.IOException e) {
+      UnsatisfiedLinkError error = new UnsatisfiedLinkError("cannot unpack the native libraries of the "
+          + "pocket-java jar (" + folder + "): " + e);
+      error.initCause(e);
+      throw error;
+    }
+  }
+
   /** Throws the loading error, if any, each time it is called (not just the first). */
   static void ensureLoaded() {
     if (LOAD_ERROR instanceof UnsatisfiedLinkError) {
@@ -62,6 +102,8 @@ final class NativeLib {
   static native long moduleLoadFile(byte[] path, int mode);
   static native long moduleLoadBytes(byte[] program);
   static native long moduleLoadDirect(ByteBuffer program);
+  static native long moduleLoadFd(int fd, long offset, long length, int mode);
+  static native boolean moduleIsMapped(long module);
   static native void moduleDestroy(long module);
   static native void moduleSetNumThreads(long module, int n);
   static native byte[][] moduleMethodNames(long module);
@@ -76,6 +118,7 @@ final class NativeLib {
 
   // ---- LLM runner (pocket_llm.h)
   static native long runnerCreate(byte[] model, byte[] tokenizer);
+  static native long runnerCreateFd(int fd, long offset, long length, byte[] tokenizer);
   static native void runnerDestroy(long runner);
   static native void runnerSetNumThreads(long runner, int n);
   static native void runnerGenerate(long runner, byte[] text, boolean chat, int maxNewTokens,
