@@ -249,3 +249,14 @@ def test_memory_limit_can_be_lowered_and_raised(tmp_path):
     assert e.value.status == "OUT_OF_MEMORY" and str(16 << 20) in e.value.message
     m.set_memory_limit(256 << 20)
     np.testing.assert_array_equal(m.forward(x), reference.forward(x))
+
+
+def test_runner_memory_limit():
+    prompt_ids, greedy_ids = golden_llm()
+    runner = pocket.llm.Runner(LLM, LLM_TOKENIZER)
+    runner.set_memory_limit(4096)  # less than the KV cache: refused before allocating
+    with pytest.raises(PocketError) as e:
+        runner.generate_ids(prompt_ids, max_new_tokens=len(greedy_ids))
+    assert e.value.status == "OUT_OF_MEMORY" and "4096" in e.value.message
+    runner.set_memory_limit(1 << 30)
+    assert runner.generate_ids(prompt_ids, max_new_tokens=len(greedy_ids)) == greedy_ids

@@ -104,6 +104,13 @@ class Runner:
     def num_threads(self) -> int:
         return self._native.num_threads
 
+    def set_memory_limit(self, nbytes: int) -> None:
+        """Bytes the model may allocate for its arenas, KV cache and scratch space (default: the
+        machine's physical memory; see pocket.Module.set_memory_limit). Memory is allocated on the
+        first generation, so a limit set right after loading applies to all of it; a model that
+        needs more fails with PocketError OUT_OF_MEMORY, naming the limit."""
+        self._native.set_memory_limit(nbytes)
+
     def stop(self) -> None:
         """Ends a running generation after the current token (safe from another thread)."""
         self._native.stop()
