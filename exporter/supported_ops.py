@@ -166,6 +166,8 @@ SUPPORTED_OPS = {
     "aten::triu": "Ti>T",
     "aten::trunc": "T>T",
     "aten::unsqueeze": "Ti>T",
+    "aten::upsample_bilinear2d.vec": "TJbG>T",
+    "aten::upsample_nearest2d.vec": "TJG>T",
     "aten::var.correction": "TJgb>T",
     "aten::var.dim": "TJbb>T",
     "aten::view": "TI>T",

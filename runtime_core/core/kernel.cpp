@@ -72,6 +72,7 @@ bool value_matches(const Value& v, char kind) {
     case 'I': return v.tag == Tag::IntList;
     case 'J': return v.tag == Tag::IntList || v.tag == Tag::None;
     case 'F': return v.tag == Tag::DoubleList;
+    case 'G': return v.tag == Tag::DoubleList || v.tag == Tag::None;
     case 'L': return v.tag == Tag::TensorList;
     case 'M': return v.tag == Tag::OptionalTensorList;
     case 'S': return v.tag == Tag::String;

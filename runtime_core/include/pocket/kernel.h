@@ -10,7 +10,8 @@
 //
 //   T tensor      t tensor or None     i int        j int or None (also ScalarType args)
 //   f double      g double or None     s scalar (int, double or bool)        b bool
-//   I int list    J int list or None   F double list    L tensor list
+//   I int list    J int list or None   F double list    G double list or None
+//   L tensor list
 //   M list of optional tensors         S string         > separates inputs from outputs
 //
 // For example aten::add.Tensor is "TTs>T": self, other, alpha, then the output.

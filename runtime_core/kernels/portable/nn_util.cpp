@@ -92,5 +92,43 @@ Error plan_pool2d(KernelContext& ctx, const char* op, const Tensor& in, const In
   return Error::Ok;
 }
 
+Error plan_upsample2d(KernelContext& ctx, const char* op, const Tensor& in, const Value& output_size,
+                      const Value& scale_factors, Tensor& out, Upsample2d* p) {
+  if (in.dim != 4) {
+    char buf[128];
+    return ctx.fail(Error::InvalidArgument, "%s: input has shape %s, expected (N, C, H, W)", op,
+                    shape_string(in.sizes, in.dim, buf, sizeof buf));
+  }
+  Error e = expect_float_io(ctx, op, in, out);
+  if (e != Error::Ok) return e;
+  p->n = in.sizes[0], p->c = in.sizes[1], p->in_h = in.sizes[2], p->in_w = in.sizes[3];
+  bool has_size = !output_size.is_none(), has_scales = !scale_factors.is_none();
+  if (has_size == has_scales)
+    return ctx.fail(Error::InvalidArgument, "%s: give exactly one of output_size and scale_factors", op);
+  if (has_size) {
+    if (output_size.int_list.size != 2)
+      return ctx.fail(Error::InvalidArgument, "%s: output_size has %zu items, expected 2", op,
+                      output_size.int_list.size);
+    p->out_h = output_size.int_list[0], p->out_w = output_size.int_list[1];
+    p->scale_h = p->scale_w = 0;
+  } else {
+    const DoubleList& s = scale_factors.double_list;
+    if (s.size != 2)
+      return ctx.fail(Error::InvalidArgument, "%s: scale_factors has %zu items, expected 2", op, s.size);
+    for (size_t k = 0; k < 2; ++k)
+      if (!(s[k] > 0 && s[k] < 1e6))
+        return ctx.fail(Error::InvalidArgument, "%s: scale factor %g must be positive", op, s[k]);
+    p->scale_h = s[0], p->scale_w = s[1];
+    p->out_h = static_cast<int64_t>(static_cast<double>(p->in_h) * s[0]);
+    p->out_w = static_cast<int64_t>(static_cast<double>(p->in_w) * s[1]);
+  }
+  if (p->out_h <= 0 || p->out_w <= 0 || p->in_h <= 0 || p->in_w <= 0)
+    return ctx.fail(Error::InvalidArgument, "%s: input (%lld, %lld) and output (%lld, %lld) sizes must be positive",
+                    op, static_cast<long long>(p->in_h), static_cast<long long>(p->in_w),
+                    static_cast<long long>(p->out_h), static_cast<long long>(p->out_w));
+  int64_t sizes[4] = {p->n, p->c, p->out_h, p->out_w};
+  return resize_output(ctx, op, out, sizes, 4);
+}
+
 }  // namespace detail
 }  // namespace pocket

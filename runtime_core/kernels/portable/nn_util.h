@@ -61,5 +61,22 @@ Error plan_pool2d(KernelContext& ctx, const char* op, const Tensor& in, const In
                   const IntList& stride, const IntList& padding, const IntList* dilation,
                   bool ceil_mode, Pool2d* p);
 
+// The output of a 2d upsampling (N, C, H, W) -> (N, C, out_h, out_w) and, per spatial dim, the
+// user's scale factor (0 when an output size was given), as ATen's upsample_*2d.vec read them:
+// exactly one of output_size (IntList) and scale_factors (DoubleList) is given.
+struct Upsample2d {
+  int64_t n = 0, c = 0, in_h = 0, in_w = 0, out_h = 0, out_w = 0;
+  double scale_h = 0, scale_w = 0;
+};
+Error plan_upsample2d(KernelContext& ctx, const char* op, const Tensor& in, const Value& output_size,
+                      const Value& scale_factors, Tensor& out, Upsample2d* p);
+
+// Source index step for output index steps: 1/scale when the user gave a scale, else in/out
+// (ATen's compute_scales_value), in the kernel's compute type.
+template <typename T>
+inline T upsample_step(double scale, int64_t in, int64_t out) {
+  return scale > 0 ? static_cast<T>(1.0 / scale) : static_cast<T>(in) / static_cast<T>(out);
+}
+
 }  // namespace detail
 }  // namespace pocket
