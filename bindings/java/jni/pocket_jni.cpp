@@ -107,6 +107,23 @@ jlong load_buffer(JNIEnv* env, const void* data, size_t size) {
   return static_cast<jlong>(reinterpret_cast<intptr_t>(m));
 }
 
+// The program in `length` bytes of `fd` at `offset` (Java checked that both are >= 0).
+jlong module_load_fd(JNIEnv* env, jclass, jint fd, jlong offset, jlong length, jint mode) {
+  pk_module* m = nullptr;
+  pk_status s = pk_module_load_fd(fd, static_cast<uint64_t>(offset), static_cast<uint64_t>(length),
+                                  mode == 1 ? PK_LOAD_READ : PK_LOAD_MMAP, &m);
+  if (s != PK_STATUS_OK) {
+    throw_status(env, s);
+    return 0;
+  }
+  return static_cast<jlong>(reinterpret_cast<intptr_t>(m));
+}
+
+jboolean module_is_mapped(JNIEnv* env, jclass, jlong h) {
+  pk_module* m = module_of(env, h);
+  return m != nullptr && pk_module_is_mapped(m) ? JNI_TRUE : JNI_FALSE;
+}
+
 jlong module_load_bytes(JNIEnv* env, jclass, jbyteArray bytes) {
   jsize n = env->GetArrayLength(bytes);
   std::vector<jbyte> copy(static_cast<size_t>(n));
@@ -315,6 +332,8 @@ const JNINativeMethod kModuleNatives[] = {
     NATIVE("moduleLoadFile", "([BI)J", module_load_file),
     NATIVE("moduleLoadBytes", "([B)J", module_load_bytes),
     NATIVE("moduleLoadDirect", "(Ljava/nio/ByteBuffer;)J", module_load_direct),
+    NATIVE("moduleLoadFd", "(IJJI)J", module_load_fd),
+    NATIVE("moduleIsMapped", "(J)Z", module_is_mapped),
     NATIVE("moduleDestroy", "(J)V", module_destroy),
     NATIVE("moduleSetNumThreads", "(JI)V", module_set_num_threads),
     NATIVE("moduleMethodNames", "(J)[[B", module_method_names),

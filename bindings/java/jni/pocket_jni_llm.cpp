@@ -61,6 +61,17 @@ jlong runner_create(JNIEnv* env, jclass, jbyteArray model_b, jbyteArray tokenize
   return static_cast<jlong>(reinterpret_cast<intptr_t>(r));
 }
 
+// The LLM program in `length` bytes of `fd` at `offset` (Java checked that both are >= 0).
+jlong runner_create_fd(JNIEnv* env, jclass, jint fd, jlong offset, jlong length, jbyteArray tokenizer_b) {
+  std::string tokenizer;
+  if (tokenizer_b != nullptr && !utf8_arg(env, tokenizer_b, &tokenizer)) return 0;
+  pk_runner* r = nullptr;
+  if (!check(env, pk_runner_create_fd(fd, static_cast<uint64_t>(offset), static_cast<uint64_t>(length),
+                                      tokenizer_b ? tokenizer.c_str() : nullptr, &r)))
+    return 0;
+  return static_cast<jlong>(reinterpret_cast<intptr_t>(r));
+}
+
 void runner_destroy(JNIEnv*, jclass, jlong h) { pk_runner_destroy(reinterpret_cast<pk_runner*>(static_cast<intptr_t>(h))); }
 
 void runner_set_num_threads(JNIEnv* env, jclass, jlong h, jint n) {
@@ -211,6 +222,7 @@ jbyteArray runner_decode(JNIEnv* env, jclass, jlong h, jintArray ids_a) {
 
 const JNINativeMethod kRunnerNatives[] = {
     NATIVE("runnerCreate", "([B[B)J", runner_create),
+    NATIVE("runnerCreateFd", "(IJJ[B)J", runner_create_fd),
     NATIVE("runnerDestroy", "(J)V", runner_destroy),
     NATIVE("runnerSetNumThreads", "(JI)V", runner_set_num_threads),
     NATIVE("runnerGenerate", "(J[BZIFIFFFJ[[BLdev/pocket/PieceSink;)V", runner_generate),

@@ -5,4 +5,8 @@ public final class AssetManager {
   public java.io.InputStream open(String fileName) throws java.io.IOException {
     throw new UnsupportedOperationException("stub");
   }
+
+  public AssetFileDescriptor openFd(String fileName) throws java.io.IOException {
+    throw new UnsupportedOperationException("stub");
+  }
 }

@@ -6,6 +6,12 @@ import java.nio.charset.StandardCharsets;
 final class Args {
   private Args() {}
 
+  /** Checks a file region for the fd loaders: both values >= 0. */
+  static void region(long offset, long length) {
+    if (offset < 0 || length < 0)
+      throw new IllegalArgumentException("offset and length must be >= 0, got offset " + offset + ", length " + length);
+  }
+
   static <T> T notNull(T value, String what) {
     if (value == null) throw new IllegalArgumentException(what + " is null");
     return value;

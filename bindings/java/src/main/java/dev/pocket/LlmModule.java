@@ -47,6 +47,21 @@ public final class LlmModule implements AutoCloseable {
     handle = NativeLib.runnerCreate(model, tokenizer);
   }
 
+  /**
+   * Loads the model stored in {@code length} bytes of the open file {@code fd} at {@code offset}
+   * (an APK asset through AssetFileDescriptor, a stored zip entry), mapped in place when the offset
+   * is a multiple of 16, as {@link Module#load(int, long, long)} does; the descriptor is borrowed for
+   * the call. {@code tokenizerPath}: as above, null for the tokenizer embedded in the program.
+   *
+   * @throws PocketException as {@link Module#load(int, long, long)} and {@link #LlmModule(String, String)}
+   */
+  public LlmModule(int fd, long offset, long length, @Nullable String tokenizerPath) {
+    Args.region(offset, length);
+    byte[] tokenizer = tokenizerPath == null ? null : Args.utf8(tokenizerPath, "tokenizerPath");
+    NativeLib.ensureLoaded();
+    handle = NativeLib.runnerCreateFd(fd, offset, length, tokenizer);
+  }
+
   // ------------------------------------------------------------------ generation
 
   /** {@link #generate(String, GenerationConfig, LlmCallback)} with {@link GenerationConfig#defaults()}. */

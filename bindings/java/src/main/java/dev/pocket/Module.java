@@ -63,6 +63,31 @@ public final class Module implements AutoCloseable {
     return new Module(NativeLib.moduleLoadFile(p, mode == LoadMode.READ ? 1 : 0));
   }
 
+  /**
+   * Loads the program stored in {@code length} bytes of the open file {@code fd} at {@code offset}:
+   * an asset stored uncompressed in the APK (AssetFileDescriptor; {@code dev.pocket.android.PocketAndroid}
+   * does this for you), a zip entry stored without deflate, any file the app holds open. The region
+   * is mapped in place when {@code offset} is a multiple of 16 and read into memory otherwise
+   * ({@link #isMapped()} tells which). The descriptor is borrowed: close it whenever you like after
+   * this returns.
+   *
+   * @throws PocketException OUT_OF_RANGE for a region beyond the end of the file, INVALID_PROGRAM
+   *     when there is no .pocket program at {@code offset} or {@code length} is too small for it,
+   *     INVALID_ARGUMENT for a descriptor that is not open (messages name fd, offset and length)
+   * @throws IllegalArgumentException for a negative offset or length
+   */
+  public static @NonNull Module load(int fd, long offset, long length) {
+    return load(fd, offset, length, LoadMode.MMAP);
+  }
+
+  /** {@link #load(int, long, long)} with a load mode ({@link LoadMode#READ} always reads). */
+  public static @NonNull Module load(int fd, long offset, long length, @NonNull LoadMode mode) {
+    Args.region(offset, length);
+    Args.notNull(mode, "mode");
+    NativeLib.ensureLoaded();
+    return new Module(NativeLib.moduleLoadFd(fd, offset, length, mode == LoadMode.READ ? 1 : 0));
+  }
+
   /** Loads a program from its bytes (copied; the array may be reused). */
   public static @NonNull Module load(@NonNull byte[] program) {
     Args.notNull(program, "program");
@@ -162,6 +187,11 @@ public final class Module implements AutoCloseable {
 
   public synchronized boolean isClosed() {
     return handle == 0;
+  }
+
+  /** True when the program is used in place from a file mapping (no copy), false when it was read or copied. */
+  public synchronized boolean isMapped() {
+    return NativeLib.moduleIsMapped(checkOpen());
   }
 
   /** Frees the program and its memory; later calls throw IllegalStateException. Closing twice is fine. */
