@@ -104,8 +104,6 @@ final class NativeLib {
   static native long moduleLoadDirect(ByteBuffer program);
   static native long moduleLoadFd(int fd, long offset, long length, int mode);
   static native boolean moduleIsMapped(long module);
-  static native long moduleLoadFd(int fd, long offset, long length, int mode);
-  static native boolean moduleIsMapped(long module);
   static native void moduleDestroy(long module);
   static native void moduleSetNumThreads(long module, int n);
   static native byte[][] moduleMethodNames(long module);
@@ -120,7 +118,6 @@ final class NativeLib {
 
   // ---- LLM runner (pocket_llm.h)
   static native long runnerCreate(byte[] model, byte[] tokenizer);
-  static native long runnerCreateFd(int fd, long offset, long length, byte[] tokenizer);
   static native long runnerCreateFd(int fd, long offset, long length, byte[] tokenizer);
   static native void runnerDestroy(long runner);
   static native void runnerSetNumThreads(long runner, int n);
