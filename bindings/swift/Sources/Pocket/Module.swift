@@ -46,6 +46,23 @@ public final class Module: @unchecked Sendable {
     try self.init(handle: h)
   }
 
+  /// Loads the program stored in `length` bytes of the open file `fileDescriptor` at `offset`:
+  /// a model inside another file (a zip entry stored without deflate, a resource in an archive),
+  /// or any file the app holds open. The region is mapped in place when `offset` is a multiple
+  /// of 16 (and `mmap` is true), read into memory otherwise; `isMapped` tells which. The
+  /// descriptor is borrowed for the call: close it whenever you like afterwards.
+  /// Throws `.outOfRange` for a region beyond the end of the file, `.invalidProgram` when there
+  /// is no .pocket program at `offset` or `length` is too small for it, `.invalidArgument` for a
+  /// descriptor that is not open; messages name fd, offset and length.
+  public convenience init(fileDescriptor: Int32, offset: UInt64, length: UInt64, mmap: Bool = true) throws {
+    var h: OpaquePointer?
+    try check(pk_module_load_fd(fileDescriptor, offset, length, mmap ? PK_LOAD_MMAP : PK_LOAD_READ, &h))
+    try self.init(handle: h)
+  }
+
+  /// True when the program is used in place from a file mapping (no copy).
+  public var isMapped: Bool { pk_module_is_mapped(handle) != 0 }
+
   /// Loads a program from bytes in memory (copied).
   public convenience init(bytes: [UInt8]) throws {
     var h: OpaquePointer?

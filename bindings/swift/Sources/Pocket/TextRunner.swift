@@ -41,6 +41,20 @@ public final class TextRunner: @unchecked Sendable {
     handle = h
   }
 
+  /// Loads the LLM program stored in `length` bytes of the open file `fileDescriptor` at
+  /// `offset`, mapped in place when possible, as `Module(fileDescriptor:offset:length:)` does;
+  /// the descriptor is borrowed for the call. `tokenizerPath`: as above (nil: embedded).
+  public init(fileDescriptor: Int32, offset: UInt64, length: UInt64, tokenizerPath: String? = nil) throws {
+    var h: OpaquePointer?
+    if let tokenizerPath {
+      try tokenizerPath.withCString { try check(pk_runner_create_fd(fileDescriptor, offset, length, $0, &h)) }
+    } else {
+      try check(pk_runner_create_fd(fileDescriptor, offset, length, nil, &h))
+    }
+    guard let h else { throw PocketError(.internal, "the runtime returned no runner") }
+    handle = h
+  }
+
   deinit { pk_runner_destroy(handle) }
 
   // ---- properties -------------------------------------------------------------------------

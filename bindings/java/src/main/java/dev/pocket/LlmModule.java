@@ -15,18 +15,22 @@ import androidx.annotation.Nullable;
  * }
  * }</pre>
  *
- * <p>Threads: one call runs at a time; a second call from another thread while one runs throws
- * IllegalStateException instead of waiting (a generation can take long). {@link #stop()} and
- * {@link #close()} are the exceptions: any thread may call them during a generation; close()
- * stops it and waits for it to return. Inside an {@link LlmCallback} only stop() and close()
- * are allowed. Close the module to free the model (the GC does not); use after close throws
- * IllegalStateException.
+ * <p>Threads (pocket_llm.h's contract): one generation runs at a time. generate, chat,
+ * generateIds, reset and setSystemPrompt called while another of them runs, from another thread
+ * or from inside an {@link LlmCallback}, throw a {@link PocketException} with status
+ * {@link PocketException#BUSY} at once instead of waiting (a generation can take long) and change
+ * nothing. Any thread may call the others at any time, also during a generation: {@link #stop()},
+ * {@link #close()}, getStats, getPosition and the other getters, setNumThreads, encode and decode.
+ * close() during a generation stops it and waits for it to return (from inside the callback it
+ * returns at once; the model is freed when the generation returns). Close the module to free the
+ * model (the GC does not); use after close throws IllegalStateException.
  */
 public final class LlmModule implements AutoCloseable {
   private final Object lock = new Object();
   private long handle;            // guarded by lock; 0 once destroyed
-  private Thread busy;            // the thread inside a native call, guarded by lock
-  private boolean closeRequested; // close() came during a call; the call destroys on its way out
+  private Thread generating;      // the thread inside generate/chat/reset/..., guarded by lock
+  private int calls;              // threads inside any native call, guarded by lock
+  private boolean closeRequested; // close() came during a call; the last call destroys on its way out
 
   /** Loads a model whose tokenizer is embedded in the .pocket file. */
   public LlmModule(@NonNull String modelPath) {
@@ -102,7 +106,7 @@ public final class LlmModule implements AutoCloseable {
     byte[][] stops = config.stopStringsUtf8();
     PieceSink sink = new PieceSink(callback);
     LlmStats stats;
-    long h = enter();
+    long h = enter(true);
     try {
       try {
         NativeLib.runnerGenerate(h, text, chat, config.getMaxNewTokens(), config.getTemperature(),
@@ -115,7 +119,7 @@ public final class LlmModule implements AutoCloseable {
       sink.rethrowIfFailed();
       stats = readStats(h);
     } finally {
-      exit();
+      exit(true);
     }
     callback.onStats(stats);
     return stats;
@@ -129,13 +133,13 @@ public final class LlmModule implements AutoCloseable {
     Args.notNull(prompt, "prompt");
     Args.notNull(config, "config");
     byte[][] stops = config.stopStringsUtf8();
-    long h = enter();
+    long h = enter(true);
     try {
       return NativeLib.runnerGenerateIds(h, prompt, config.getMaxNewTokens(), config.getTemperature(),
           config.getTopK(), config.getTopP(), config.getMinP(), config.getRepetitionPenalty(),
           config.getSeed(), stops);
     } finally {
-      exit();
+      exit(true);
     }
   }
 
@@ -152,24 +156,24 @@ public final class LlmModule implements AutoCloseable {
 
   // ------------------------------------------------------------------ conversation
 
-  /** System prompt of the next first chat turn; null or "" for none. */
+  /** System prompt of the next first chat turn; null or "" for none. @throws PocketException BUSY during a generation */
   public void setSystemPrompt(@Nullable String systemPrompt) {
     byte[] p = systemPrompt == null ? null : Args.utf8(systemPrompt, "systemPrompt");
-    long h = enter();
+    long h = enter(true);
     try {
       NativeLib.runnerSetSystemPrompt(h, p);
     } finally {
-      exit();
+      exit(true);
     }
   }
 
-  /** Forgets the conversation (the KV cache). */
+  /** Forgets the conversation (the KV cache). @throws PocketException BUSY during a generation */
   public void reset() {
-    long h = enter();
+    long h = enter(true);
     try {
       NativeLib.runnerReset(h);
     } finally {
-      exit();
+      exit(true);
     }
   }
 
@@ -183,22 +187,22 @@ public final class LlmModule implements AutoCloseable {
   /** Token ids of {@code text}, with BOS first when {@code addBos}. */
   public @NonNull int[] encode(@NonNull String text, boolean addBos) {
     byte[] t = Args.utf8(text, "text");
-    long h = enter();
+    long h = enter(false);
     try {
       return NativeLib.runnerEncode(h, t, addBos);
     } finally {
-      exit();
+      exit(false);
     }
   }
 
   /** The text of {@code ids}. @throws PocketException for an id outside the vocabulary */
   public @NonNull String decode(@NonNull int[] ids) {
     Args.notNull(ids, "ids");
-    long h = enter();
+    long h = enter(false);
     try {
       return Args.string(NativeLib.runnerDecode(h, ids));
     } finally {
-      exit();
+      exit(false);
     }
   }
 
@@ -206,11 +210,11 @@ public final class LlmModule implements AutoCloseable {
 
   /** Statistics of the last generation. */
   public @NonNull LlmStats getStats() {
-    long h = enter();
+    long h = enter(false);
     try {
       return readStats(h);
     } finally {
-      exit();
+      exit(false);
     }
   }
 
@@ -231,11 +235,11 @@ public final class LlmModule implements AutoCloseable {
   /** Threads kernels may use: 1 = the calling thread only, 0 = the runtime's default. */
   public void setNumThreads(int numThreads) {
     if (numThreads < 0) throw new IllegalArgumentException("numThreads must be >= 0, got " + numThreads);
-    long h = enter();
+    long h = enter(false);
     try {
       NativeLib.runnerSetNumThreads(h, numThreads);
     } finally {
-      exit();
+      exit(false);
     }
   }
 
@@ -254,13 +258,13 @@ public final class LlmModule implements AutoCloseable {
   public void close() {
     synchronized (lock) {
       if (handle == 0 || closeRequested) return;
-      if (busy == null) {
+      if (calls == 0) {
         destroy();
         return;
       }
       closeRequested = true;
       NativeLib.runnerStop(handle);
-      if (busy == Thread.currentThread()) return;
+      if (generating == Thread.currentThread()) return;
       boolean interrupted = false;
       while (handle != 0) {
         try {
@@ -274,11 +278,11 @@ public final class LlmModule implements AutoCloseable {
   }
 
   private int info(int i) {
-    long h = enter();
+    long h = enter(false);
     try {
       return NativeLib.runnerInfo(h)[i];
     } finally {
-      exit();
+      exit(false);
     }
   }
 
@@ -286,25 +290,29 @@ public final class LlmModule implements AutoCloseable {
     return new LlmStats(NativeLib.runnerStats(h), Args.string(NativeLib.runnerStopReason(h)));
   }
 
-  private long enter() {
+  /**
+   * Counts a native call in (close() waits for it) and returns the handle. A generation
+   * (generate, chat, generateIds, reset, setSystemPrompt) runs alone: one that meets another is
+   * refused with BUSY, as pk_runner_generate is.
+   */
+  private long enter(boolean generation) {
     synchronized (lock) {
       if (handle == 0 || closeRequested) throw new IllegalStateException("LlmModule is closed");
-      if (busy == Thread.currentThread()) {
-        throw new IllegalStateException("LlmModule calls are not allowed inside an LlmCallback (stop() and close() are)");
+      if (generation && generating != null) {
+        throw new PocketException(PocketException.BUSY, "BUSY", generating == Thread.currentThread()
+            ? "the runner is generating: an LlmCallback cannot start a generation, reset or set the system prompt"
+            : "the runner is generating on another thread: one generation at a time (stop() ends it)");
       }
-      if (busy != null) {
-        throw new IllegalStateException("LlmModule is busy in another thread: one call at a time (stop() and close() "
-            + "may be called from any thread)");
-      }
-      busy = Thread.currentThread();
+      if (generation) generating = Thread.currentThread();
+      ++calls;
       return handle;
     }
   }
 
-  private void exit() {
+  private void exit(boolean generation) {
     synchronized (lock) {
-      busy = null;
-      if (closeRequested) destroy();
+      if (generation) generating = null;
+      if (--calls == 0 && closeRequested) destroy();
       lock.notifyAll();
     }
   }
