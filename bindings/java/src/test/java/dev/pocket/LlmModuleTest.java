@@ -10,6 +10,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.IOException;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
@@ -198,10 +199,16 @@ class LlmModuleTest {
             throw statsBoom;
           }
         })));
-    // Other calls from inside a callback are refused, and the refusal surfaces as the exception.
-    IllegalStateException reentry = assertThrows(IllegalStateException.class,
-        () -> llm.generate(golden.promptText, greedy, piece -> llm.encode("x")));
-    assertTrue(reentry.getMessage().contains("inside an LlmCallback"), reentry.getMessage());
+    // A generation started from inside a callback is refused with BUSY (pocket_llm.h), and the
+    // refusal surfaces as the exception; the tokenizer and the getters are fine there.
+    PocketException reentry = assertThrows(PocketException.class,
+        () -> llm.generate(golden.promptText, greedy, piece -> {
+          assertArrayEquals(golden.promptIds, llm.encode(golden.promptText));
+          assertTrue(llm.getPosition() > 0);
+          llm.generateIds(golden.promptIds, greedy);
+        }));
+    assertEquals(PocketException.BUSY, reentry.getStatus());
+    assertTrue(reentry.getMessage().contains("LlmCallback"), reentry.getMessage());
     assertArrayEquals(golden.greedyIds, llm.generateIds(golden.promptIds, greedy), "still usable");
   }
 
@@ -218,12 +225,96 @@ class LlmModuleTest {
       }
     }));
     assertTrue(inside.await(30, TimeUnit.SECONDS));
-    IllegalStateException busy = assertThrows(IllegalStateException.class,
-        () -> llm.generateIds(golden.promptIds, greedy));
-    assertTrue(busy.getMessage().contains("busy"), busy.getMessage());
-    assertThrows(IllegalStateException.class, llm::getPosition);
+    // Generations, reset and the system prompt are refused with BUSY, as the C API does ...
+    for (Runnable call : new Runnable[] {() -> llm.generateIds(golden.promptIds, greedy),
+             () -> llm.generate("x", greedy, piece -> {}), () -> llm.chat("x", greedy, piece -> {}), llm::reset,
+             () -> llm.setSystemPrompt("x")}) {
+      PocketException busy = assertThrows(PocketException.class, call::run);
+      assertEquals(PocketException.BUSY, busy.getStatus());
+      assertEquals("BUSY", busy.getStatusName());
+    }
+    // ... while the tokenizer, the getters and setNumThreads work during the generation.
+    assertArrayEquals(golden.promptIds, llm.encode(golden.promptText));
+    assertTrue(llm.getPosition() > 0);
+    assertEquals("", llm.getStats().getStopReason(), "no stop reason while a generation runs");
+    llm.setNumThreads(1);
     release.countDown();
     assertEquals("max_new_tokens", running.get(30, TimeUnit.SECONDS).getStopReason());
+    llm.setNumThreads(0);
+  }
+
+  @Test
+  void manyThreadsGetGoldenOrBusy() throws Exception {
+    // 3 threads x 4 calls on one LlmModule: each call returns the golden ids or fails with BUSY;
+    // a fourth thread reads the getters and the tokenizer meanwhile.
+    assertArrayEquals(golden.greedyIds, llm.generateIds(golden.promptIds, greedy));
+    CountDownLatch start = new CountDownLatch(1);
+    List<Future<int[]>> threads = new ArrayList<>();
+    for (int t = 0; t < 3; ++t) {
+      threads.add(pool.submit(() -> {
+        start.await();
+        int[] counts = {0, 0};  // golden, busy
+        for (int i = 0; i < 4; ++i) {
+          try {
+            assertArrayEquals(golden.greedyIds, llm.generateIds(golden.promptIds, greedy));
+            ++counts[0];
+          } catch (PocketException e) {
+            assertEquals(PocketException.BUSY, e.getStatus(), e.getMessage());
+            ++counts[1];
+          }
+        }
+        return counts;
+      }));
+    }
+    Future<?> reader = pool.submit(() -> {
+      start.await();
+      for (int i = 0; i < 50; ++i) {
+        assertArrayEquals(golden.promptIds, llm.encode(golden.promptText));
+        assertTrue(llm.getPosition() >= 0 && llm.getPosition() <= llm.getMaxSeqLen());
+        llm.getStats();
+      }
+      return null;
+    });
+    start.countDown();
+    int goldens = 0;
+    for (Future<int[]> f : threads) goldens += f.get(60, TimeUnit.SECONDS)[0];
+    reader.get(60, TimeUnit.SECONDS);
+    assertTrue(goldens >= 1, "at least one call ran");
+    assertArrayEquals(golden.greedyIds, llm.generateIds(golden.promptIds, greedy), "usable afterwards");
+  }
+
+  @Test
+  void closeWhileThreadsCall() throws Exception {
+    // Threads generate and read until close(): each call returns golden ids, fails with BUSY,
+    // or (once closed) with IllegalStateException; close() returns after the running calls.
+    LlmModule m = new LlmModule(Golden.llmModel(), Golden.llmTokenizer());
+    CountDownLatch firstGolden = new CountDownLatch(1);
+    List<Future<?>> threads = new ArrayList<>();
+    for (int t = 0; t < 3; ++t) {
+      boolean generates = t < 2;
+      threads.add(pool.submit(() -> {
+        while (true) {
+          try {
+            if (generates) {
+              int[] ids = m.generateIds(golden.promptIds, greedy);  // close() cuts it short
+              assertArrayEquals(Arrays.copyOf(golden.greedyIds, ids.length), ids);
+              if (ids.length < golden.greedyIds.length) assertTrue(m.isClosed());
+              firstGolden.countDown();
+            } else {
+              assertArrayEquals(golden.promptIds, m.encode(golden.promptText));
+            }
+          } catch (PocketException e) {
+            assertEquals(PocketException.BUSY, e.getStatus(), e.getMessage());
+          } catch (IllegalStateException closed) {
+            return null;
+          }
+        }
+      }));
+    }
+    assertTrue(firstGolden.await(60, TimeUnit.SECONDS));
+    m.close();
+    assertTrue(m.isClosed());
+    for (Future<?> f : threads) f.get(30, TimeUnit.SECONDS);
   }
 
   @Test

@@ -17,9 +17,11 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -141,6 +143,63 @@ class ModuleTest {
       List<Future<?>> runs = new ArrayList<>();
       for (int i = 0; i < 12; ++i) runs.add(pool.submit(() -> checkForward(m, io, "cnn, concurrent")));
       for (Future<?> f : runs) f.get();
+    } finally {
+      pool.shutdown();
+    }
+  }
+
+  @Test
+  void manyThreadsManyCallsEqualOneThread() throws Exception {
+    // 4 threads x 25 calls on one module: every result equals the single-threaded one, bit for
+    // bit (calls are serialized; they share the planned memory).
+    Golden.Io io = Golden.readIo("mlp.forward.io");
+    ExecutorService pool = Executors.newFixedThreadPool(4);
+    try (Module m = Module.load(Golden.path("mlp.pocket"))) {
+      float[] want = m.forward(evalues(io.inputs))[0].toTensor().getDataAsFloatArray();
+      List<Future<?>> threads = new ArrayList<>();
+      for (int t = 0; t < 4; ++t) {
+        threads.add(pool.submit(() -> {
+          for (int i = 0; i < 25; ++i) {
+            assertArrayEquals(want, m.forward(evalues(io.inputs))[0].toTensor().getDataAsFloatArray(), "call " + i);
+          }
+          return null;
+        }));
+      }
+      for (Future<?> f : threads) f.get(60, TimeUnit.SECONDS);
+    } finally {
+      pool.shutdown();
+    }
+  }
+
+  @Test
+  void closeWhileOtherThreadsCall() throws Exception {
+    // close() waits for the running call; the calls after it fail with IllegalStateException.
+    Golden.Io io = Golden.readIo("mlp.forward.io");
+    ExecutorService pool = Executors.newFixedThreadPool(3);
+    Module m = Module.load(Golden.path("mlp.pocket"));
+    float[] want = m.forward(evalues(io.inputs))[0].toTensor().getDataAsFloatArray();
+    CountDownLatch running = new CountDownLatch(3);
+    List<Future<Integer>> threads = new ArrayList<>();
+    for (int t = 0; t < 3; ++t) {
+      threads.add(pool.submit(() -> {
+        running.countDown();
+        for (int calls = 0;; ++calls) {
+          float[] got;
+          try {
+            got = m.forward(evalues(io.inputs))[0].toTensor().getDataAsFloatArray();
+          } catch (IllegalStateException closed) {
+            return calls;
+          }
+          assertArrayEquals(want, got);
+        }
+      }));
+    }
+    try {
+      assertTrue(running.await(30, TimeUnit.SECONDS));
+      Thread.sleep(20);
+      m.close();
+      assertTrue(m.isClosed());
+      for (Future<Integer> f : threads) assertTrue(f.get(30, TimeUnit.SECONDS) >= 0);
     } finally {
       pool.shutdown();
     }
