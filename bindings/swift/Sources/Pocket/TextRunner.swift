@@ -11,16 +11,24 @@ import Foundation
 ///
 ///     for try await piece in runner.stream("Once upon a time") { print(piece, terminator: "") }
 ///
-/// Calls are serialized: a second generation started from another thread waits for the
-/// running one. `stop()` is the exception: any thread may call it to end the running
-/// generation after its current token. The piece closure runs on the generating thread; it
-/// may read the runner (stats, position, encode/decode) and call `stop()` or `reset()`, but a
-/// generation started from inside it throws `.invalidArgument`.
+/// Threads (pocket_llm.h's contract): one generation runs at a time. A generation started
+/// while another runs, from another thread or from inside the piece closure, throws `.busy`
+/// at once instead of waiting (a generation can take long); only one that meets a generation
+/// already told to stop (`stop()`, `reset()`, a stream whose consumer left) waits for it to
+/// end, which takes at most a token. Everything else works from any
+/// thread at any time, also during a generation: `stop()` ends it after its current token;
+/// `reset()` stops it and forgets once it has ended; a `systemPrompt` set meanwhile applies
+/// after it; `stats`, `position`, `numThreads`, `encode` and `decode` do not wait. The piece closure runs on the
+/// generating thread. A runner is freed when its last reference goes, so never while a call
+/// on it runs.
 public final class TextRunner: @unchecked Sendable {
   private let handle: OpaquePointer
-  private let lock = NSRecursiveLock()  // recursive: the piece closure may read the runner
+  private let lock = NSCondition()  // guards the state below; never held during a generation
   private var generating = false
+  private var generatingThread: Thread?
+  private var stopRequested = false  // the running generation was told to stop
   private var resetAfterGeneration = false
+  private var systemPromptPending = false  // set during a generation: applied when it ends
   private var storedSystemPrompt: String?
   private var threads = 0
 
@@ -60,21 +68,24 @@ public final class TextRunner: @unchecked Sendable {
   // ---- properties -------------------------------------------------------------------------
 
   /// The model's context length in tokens.
-  public var maxSeqLen: Int { lock.locked { Int(pk_runner_max_seq_len(handle)) } }
-  public var vocabSize: Int { lock.locked { Int(pk_runner_vocab_size(handle)) } }
+  public var maxSeqLen: Int { Int(pk_runner_max_seq_len(handle)) }
+  public var vocabSize: Int { Int(pk_runner_vocab_size(handle)) }
   /// Tokens in the KV cache: the conversation so far.
-  public var position: Int { lock.locked { Int(pk_runner_position(handle)) } }
+  public var position: Int { Int(pk_runner_position(handle)) }
 
   /// The system prompt of the next first chat turn. nil until set: the runner then uses the
   /// model's default (its `default_system_prompt` metadata), if it has one. Setting nil or ""
-  /// removes it.
+  /// removes it. Set during a generation, it applies once that generation has ended.
   public var systemPrompt: String? {
     get { lock.locked { storedSystemPrompt } }
     set {
       lock.locked {
-        let prompt = newValue ?? ""
-        storedSystemPrompt = prompt
-        _ = prompt.withCString { pk_runner_set_system_prompt(handle, $0) }
+        storedSystemPrompt = newValue ?? ""
+        if generating {
+          systemPromptPending = true
+        } else {
+          applySystemPrompt()
+        }
       }
     }
   }
@@ -90,19 +101,17 @@ public final class TextRunner: @unchecked Sendable {
     }
   }
 
-  /// Timings, counts and stop reason of the last generation.
+  /// Timings, counts and stop reason of the last generation (no stop reason while one runs).
   public var stats: GenerationStats {
-    lock.locked {
-      var s = GenerationStats()
-      var prompt: Int32 = 0
-      var generated: Int32 = 0
-      _ = pk_runner_stats(handle, &s.loadMs, &s.timeToFirstTokenMs, &s.prefillTokensPerSecond,
-                          &s.decodeTokensPerSecond, &prompt, &generated)
-      s.promptTokens = Int(prompt)
-      s.generatedTokens = Int(generated)
-      s.stopReason = StopReason(rawValue: String(cString: pk_runner_stop_reason(handle)))
-      return s
-    }
+    var s = GenerationStats()
+    var prompt: Int32 = 0
+    var generated: Int32 = 0
+    _ = pk_runner_stats(handle, &s.loadMs, &s.timeToFirstTokenMs, &s.prefillTokensPerSecond,
+                        &s.decodeTokensPerSecond, &prompt, &generated)
+    s.promptTokens = Int(prompt)
+    s.generatedTokens = Int(generated)
+    s.stopReason = StopReason(rawValue: String(cString: pk_runner_stop_reason(handle)))
+    return s
   }
 
   // ---- generation -------------------------------------------------------------------------
@@ -163,15 +172,19 @@ public final class TextRunner: @unchecked Sendable {
   /// Ends the running generation after its current token (its call returns normally, with
   /// stop reason `.cancelled`). Any thread may call it; it has no effect on a later generation.
   public func stop() {
-    pk_runner_stop(handle)
+    lock.locked {
+      if generating { stopRequested = true }
+      pk_runner_stop(handle)
+    }
   }
 
-  /// Forgets the conversation. Called from a piece closure, it stops the running generation
-  /// and forgets once that has ended.
+  /// Forgets the conversation. During a generation (from the piece closure or another
+  /// thread), it stops the generation and forgets once that has ended.
   public func reset() {
     lock.locked {
       if generating {
         resetAfterGeneration = true
+        stopRequested = true
         pk_runner_stop(handle)
       } else {
         _ = pk_runner_reset(handle)
@@ -183,67 +196,80 @@ public final class TextRunner: @unchecked Sendable {
 
   /// Token ids of `text`, with the model's BOS first when `addBos`.
   public func encode(_ text: String, addBos: Bool = false) throws -> [Int32] {
-    try lock.locked {
-      try text.withCString { t in
-        var ids = [Int32](repeating: 0, count: text.utf8.count + 2)
-        var n = 0
-        while true {
-          let status = ids.withUnsafeMutableBufferPointer {
-            pk_runner_encode(handle, t, addBos ? 1 : 0, $0.baseAddress, $0.count, &n)
-          }
-          if status == PK_STATUS_OUT_OF_RANGE, n > ids.count {
-            ids = [Int32](repeating: 0, count: n)
-            continue
-          }
-          try check(status)
-          return Array(ids.prefix(n))
+    try text.withCString { t in
+      var ids = [Int32](repeating: 0, count: text.utf8.count + 2)
+      var n = 0
+      while true {
+        let status = ids.withUnsafeMutableBufferPointer {
+          pk_runner_encode(handle, t, addBos ? 1 : 0, $0.baseAddress, $0.count, &n)
         }
+        if status == PK_STATUS_OUT_OF_RANGE, n > ids.count {
+          ids = [Int32](repeating: 0, count: n)
+          continue
+        }
+        try check(status)
+        return Array(ids.prefix(n))
       }
     }
   }
 
   /// The text of `ids`.
   public func decode(_ ids: [Int32]) throws -> String {
-    try lock.locked {
-      try ids.withUnsafeBufferPointer { p in
-        var text = [UInt8](repeating: 0, count: ids.count * 8 + 1)
-        var n = 0
-        while true {
-          let status = text.withUnsafeMutableBufferPointer {
-            $0.withMemoryRebound(to: CChar.self) {
-              pk_runner_decode(handle, p.baseAddress, p.count, $0.baseAddress, $0.count, &n)
-            }
+    try ids.withUnsafeBufferPointer { p in
+      var text = [UInt8](repeating: 0, count: ids.count * 8 + 1)
+      var n = 0
+      while true {
+        let status = text.withUnsafeMutableBufferPointer {
+          $0.withMemoryRebound(to: CChar.self) {
+            pk_runner_decode(handle, p.baseAddress, p.count, $0.baseAddress, $0.count, &n)
           }
-          if status == PK_STATUS_OUT_OF_RANGE, n + 1 > text.count {
-            text = [UInt8](repeating: 0, count: n + 1)
-            continue
-          }
-          try check(status)
-          return String(decoding: text.prefix(n), as: UTF8.self)
         }
+        if status == PK_STATUS_OUT_OF_RANGE, n + 1 > text.count {
+          text = [UInt8](repeating: 0, count: n + 1)
+          continue
+        }
+        try check(status)
+        return String(decoding: text.prefix(n), as: UTF8.self)
       }
     }
   }
 
   // ---- helpers ----------------------------------------------------------------------------
 
-  /// Runs `body` as the one generation of this runner (holding the lock).
+  /// Runs `body` as the one generation of this runner; throws `.busy` when one runs (after
+  /// waiting for it when it was told to stop, unless this is its own thread).
   private func generation<R>(_ body: () throws -> R) throws -> R {
     try lock.locked {
+      while generating, stopRequested, generatingThread != Thread.current { lock.wait() }
       guard !generating else {
-        throw PocketError(.invalidArgument, "the runner is already generating: "
-          + "a generation cannot start from inside a piece closure")
+        throw PocketError(.busy, "the runner is generating (on another thread, or this is its piece "
+          + "closure): one generation at a time; stop() ends it")
       }
       generating = true
-      defer {
+      generatingThread = Thread.current
+    }
+    defer {
+      lock.locked {
         generating = false
+        generatingThread = nil
+        stopRequested = false
+        lock.broadcast()
         if resetAfterGeneration {
           resetAfterGeneration = false
           _ = pk_runner_reset(handle)
         }
+        if systemPromptPending {
+          systemPromptPending = false
+          applySystemPrompt()
+        }
       }
-      return try body()
     }
+    return try body()
+  }
+
+  /// Hands the stored system prompt to the runner; with the lock held and no generation running.
+  private func applySystemPrompt() {
+    _ = (storedSystemPrompt ?? "").withCString { pk_runner_set_system_prompt(handle, $0) }
   }
 
   /// Runs a streaming C call with `config` and a sink that feeds `onPiece`.

@@ -159,6 +159,10 @@ final class TextRunnerTests: XCTestCase {
     XCTAssertFalse(try XCTUnwrap(result.value).get().isEmpty)
     XCTAssertEqual(runner.stats.stopReason, .cancelled)
     XCTAssertLessThanOrEqual(seen.value ?? 0, 2)
+    // The runner is usable right after, with the golden result.
+    let golden = try Golden.greedy()
+    XCTAssertEqual(try runner.generateIds(golden.promptIds, config: .init(maxNewTokens: golden.greedyIds.count)),
+                   golden.greedyIds)
   }
 
   func testThrowingClosureStopsAndRethrows() throws {
@@ -248,8 +252,76 @@ final class TextRunnerTests: XCTestCase {
     try runner.generate("Once", config: .init(maxNewTokens: 2)) { _ in
       do { try runner.generate("again") } catch { inner = error }
     }
-    XCTAssertEqual((inner as? PocketError)?.status, .invalidArgument)
-    XCTAssertTrue((inner as? PocketError)?.message.contains("already generating") ?? false)
+    XCTAssertEqual((inner as? PocketError)?.status, .busy)
+    XCTAssertTrue((inner as? PocketError)?.message.contains("one generation at a time") ?? false)
+  }
+
+  // ---- threads -----------------------------------------------------------------------------
+
+  func testOneRunnerFromSeveralThreadsIsGoldenOrBusy() throws {
+    // 3 threads x 4 calls: each returns the golden ids or throws .busy (never waits, never a
+    // wrong result); a fourth thread reads the runner meanwhile.
+    let golden = try Golden.greedy()
+    let runner = try makeRunner()
+    let config = GenerationConfig(maxNewTokens: golden.greedyIds.count)
+    let goldens = Counter()
+    let failures = Counter()
+    DispatchQueue.concurrentPerform(iterations: 4) { thread in
+      for _ in 0..<(thread == 3 ? 50 : 4) {
+        do {
+          if thread == 3 {
+            if try runner.encode(golden.promptText) != golden.promptIds { failures.add() }
+            if runner.position < 0 || runner.position > runner.maxSeqLen { failures.add() }
+            _ = runner.stats
+          } else if try runner.generateIds(golden.promptIds, config: config) == golden.greedyIds {
+            goldens.add()
+          } else {
+            failures.add()
+          }
+        } catch let error as PocketError where error.status == .busy {
+          continue
+        } catch {
+          failures.add()
+        }
+      }
+    }
+    XCTAssertEqual(failures.value, 0)
+    XCTAssertGreaterThanOrEqual(goldens.value, 1)
+    XCTAssertEqual(try runner.generateIds(golden.promptIds, config: config), golden.greedyIds)
+  }
+
+  func testBusyWhileAnotherThreadGenerates() throws {
+    let golden = try Golden.greedy()
+    let runner = try makeRunner()
+    runner.systemPrompt = "Be brief."
+    let inside = DispatchSemaphore(value: 0)
+    let release = DispatchSemaphore(value: 0)
+    let done = DispatchSemaphore(value: 0)
+    Thread.detachNewThread {
+      var first = true
+      _ = try? runner.generate("Once", config: .init(maxNewTokens: 3)) { _ in
+        guard first else { return }
+        first = false
+        inside.signal()
+        _ = release.wait(timeout: .now() + 30)  // hold the generation on its first piece
+      }
+      done.signal()
+    }
+    inside.wait()
+    assertThrows(.busy) { try runner.generateIds(golden.promptIds) }
+    assertThrows(.busy) { try runner.generate("x") }
+    assertThrows(.busy) { try runner.chat("x") }
+    // The rest does not wait for the generation.
+    XCTAssertEqual(try runner.encode(golden.promptText), golden.promptIds)
+    XCTAssertGreaterThan(runner.position, 0)
+    XCTAssertNil(runner.stats.stopReason)
+    runner.systemPrompt = "Be kind."  // applies when the generation has ended
+    XCTAssertEqual(runner.systemPrompt, "Be kind.")
+    release.signal()
+    XCTAssertEqual(done.wait(timeout: .now() + 60), .success)
+    XCTAssertEqual(runner.stats.stopReason, .maxNewTokens)
+    XCTAssertEqual(try runner.generateIds(golden.promptIds, config: .init(maxNewTokens: golden.greedyIds.count)),
+                   golden.greedyIds)
   }
 
   func testNumThreads() throws {
