@@ -8,6 +8,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 debs=(cmake ninja-build flatbuffers-compiler libflatbuffers-dev g++)
 if [ "${1:-}" = "--test" ]; then
   debs+=(g++-aarch64-linux-gnu qemu-user junit5 kotlin openjdk-17-jdk-headless)
+  debs+=(libkotlinx-coroutines-java libkotlinx-atomicfu-java)  # the Android demo's chat-core tests
 fi
 missing=()
 for d in "${debs[@]}"; do

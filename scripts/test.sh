@@ -22,6 +22,7 @@ step native scripts/check_native.sh
 step swift env POCKET_LIB_DIR="$root/build/host" bindings/swift/test.sh
 # The bindings reuse the native step's builds (same flags), so the runtime is not rebuilt.
 step java bindings/java/test.sh "$root/build/host"
+step chat-core-android demo_apps/android/chat-core/test.sh "$root/build/host"
 step java-arm64 bindings/java/test.sh --arm64 "$root/build/linux-aarch64"
 step pytest python3 -m pytest -q -p no:cacheprovider tests
 
