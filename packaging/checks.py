@@ -78,7 +78,8 @@ def check_elf(path: str, machine: str, name: str | None = None, root: str | None
 
 
 def exported_symbols(path: str) -> list[str]:
-    return sorted({s.name for s in _lief().ELF.parse(path).exported_symbols if s.name})
+    elf = _lief().ELF.parse(path)  # keep the binary alive while its symbols are read
+    return sorted({s.name for s in elf.exported_symbols if s.name})
 
 
 # ------------------------------------------------------------------ Java / AAR
@@ -169,23 +170,28 @@ def check_aar(path: str, root: str, abis: dict[str, str], aapt2_framework: str |
 
 
 def framework_res() -> str | None:
-    """Debian's android-framework-res (API 29 framework-res.apk), for aapt2."""
-    for p in ("/usr/lib/android-sdk/platforms/android-29/android.jar", "/usr/share/android-framework-res/framework-res.apk"):
+    """The Android framework resources (Debian's android-framework-res: API 29 framework-res.apk)."""
+    for p in ("/usr/share/android-framework-res/framework-res.apk",
+              "/usr/lib/android-sdk/platforms/android-29/android.jar"):
         if os.path.exists(p):
             return p
-    hits = glob.glob("/usr/**/framework-res.apk", recursive=True)
+    hits = glob.glob("/usr/share/**/framework-res.apk", recursive=True)
     return hits[0] if hits else None
 
 
 def aapt2_link(manifest: str, framework: str, tmp: str) -> list[str]:
-    """aapt2 links the library manifest against the framework (as the app's build would)."""
-    if not shutil.which("aapt2"):
-        return ["aapt2 not found (apt-get install aapt2)"]
+    """Links the library manifest against the framework as an app build would: aapt2 when
+    installed, else Debian's aapt (Debian 12 packages aapt, not aapt2)."""
     out = os.path.join(tmp, "manifest-check.apk")
-    r = subprocess.run(["aapt2", "link", "--static-lib", "--manifest", manifest, "-I", framework, "-o", out],
-                       capture_output=True, text=True)
+    if shutil.which("aapt2"):
+        cmd = ["aapt2", "link", "--static-lib", "--manifest", manifest, "-I", framework, "-o", out]
+    elif shutil.which("aapt"):
+        cmd = ["aapt", "package", "-f", "-M", manifest, "-I", framework, "-F", out]
+    else:
+        return ["neither aapt2 nor aapt found (apt-get install aapt android-framework-res)"]
+    r = subprocess.run(cmd, capture_output=True, text=True)
     if r.returncode != 0:
-        return [f"aapt2 link rejects AndroidManifest.xml: {(r.stderr or r.stdout).strip()[:500]}"]
+        return [f"{cmd[0]} rejects AndroidManifest.xml: {(r.stderr or r.stdout).strip()[:500]}"]
     return []
 
 
@@ -206,6 +212,8 @@ def ar_members(path: str) -> list[tuple[str, bytes]]:
         if name.startswith("#1/"):  # BSD: the name follows the header
             n = int(name[3:])
             name, body = body[:n].rstrip(b"\0").decode(), body[n:]
+            if name.startswith("__.SYMDEF"):
+                continue
         elif name == "//":
             long_names = body
             continue
@@ -246,10 +254,9 @@ def check_static_library(path: str, platform: str, variant: str, archs: list[str
             platforms = {str(c.platform).split(".")[-1] for c in binary.commands if isinstance(c, lief.MachO.BuildVersion)}
             if platforms != {want}:
                 problems.append(f"{name}: built for {sorted(platforms) or 'no platform'}, expected {want}")
-            for s in binary.symbols:
-                n = s.name.lstrip("_")
-                if n.startswith("pk_") and s.is_external and s.value != 0 and s.type != 0:
-                    defined.add(n)
+            for s in binary.symbols:  # defined (N_SECT) and external (N_EXT)
+                if s.name.startswith("_pk_") and (s.raw_type & 0x0E) == 0x0E and s.raw_type & 0x01:
+                    defined.add(s.name[1:])
     declared = declared_functions(root)
     if declared - defined:
         problems.append(f"{os.path.basename(path)}: lacks declared {sorted(declared - defined)[:8]}")

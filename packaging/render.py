@@ -17,5 +17,5 @@ def environment(folder: str = TEMPLATES):
                               undefined=jinja2.StrictUndefined, autoescape=False)
 
 
-def render(name: str, **values) -> str:
-    return environment().get_template(name).render(**values)
+def render(template: str, **values) -> str:
+    return environment().get_template(template).render(**values)
