@@ -9,6 +9,7 @@ debs=(cmake ninja-build flatbuffers-compiler libflatbuffers-dev g++)
 if [ "${1:-}" = "--test" ]; then
   debs+=(g++-aarch64-linux-gnu qemu-user junit5 kotlin openjdk-17-jdk-headless)
   debs+=(libkotlinx-coroutines-java libkotlinx-atomicfu-java)  # the Android demo's chat-core tests
+  debs+=(aapt android-framework-res gradle)  # pocket package's tests: AAR manifest link, Maven via Gradle 4.4
 fi
 missing=()
 for d in "${debs[@]}"; do
