@@ -66,5 +66,10 @@ let package = Package(
     // The terminal chat demo; its source lives in demo_apps/cli/swift (symlinked here).
     .executableTarget(name: "PocketChat", dependencies: ["Pocket"]),
     .testTarget(name: "PocketTests", dependencies: ["Pocket"]),
+    // The iOS chat app's logic without UI (ChatSession, ModelFiles): sources in
+    // demo_apps/ios/ChatCore, tests in demo_apps/ios/ChatCoreTests (both symlinked here), so
+    // `swift test` covers them on Linux. Not a product: the app compiles the same files itself.
+    .target(name: "PocketChatCore", dependencies: ["Pocket"]),
+    .testTarget(name: "PocketChatCoreTests", dependencies: ["PocketChatCore"]),
   ]
 )
