@@ -1,6 +1,7 @@
 // aten::scatter.src(Tensor self, int dim, Tensor index, Tensor src) -> Tensor
 // aten::scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor
-#include "shape_util.h"
+// aten::scatter.reduce(Tensor self, int dim, Tensor index, Tensor src, *, str reduce) -> Tensor
+#include "scatter_util.h"
 
 namespace pocket {
 
@@ -9,42 +10,13 @@ namespace pocket {
 static Error scatter(KernelContext& ctx, const char* op, const Tensor& self, int64_t dim,
                      const Tensor& index, const Tensor* src, const void* element, Tensor& out) {
   int d = 0;
-  Error e = detail::expect_index_tensor(ctx, op, index);
-  if (e == Error::Ok) e = detail::normalize_dim(ctx, op, dim, self.dim, &d);
-  if (e == Error::Ok && src != nullptr) e = detail::expect_same_dtype(ctx, op, *src, out);
+  Error e = detail::scatter_prepare(ctx, op, self, dim, index, src, out, &d);
   if (e != Error::Ok) return e;
-  bool ok = index.dim == self.dim && (src == nullptr || src->dim == self.dim);
-  for (int i = 0; ok && i < self.dim; ++i)
-    ok = (i == d || index.sizes[i] <= self.sizes[i]) &&
-         (src == nullptr || index.sizes[i] <= src->sizes[i]);
-  if (!ok) {
-    char a[128], b[128];
-    return ctx.fail(Error::InvalidArgument,
-                    "%s: index of shape %s does not fit self of shape %s at dim %d", op,
-                    shape_string(index.sizes, index.dim, a, sizeof a),
-                    shape_string(self.sizes, self.dim, b, sizeof b), d);
-  }
-  e = detail::copy_to_output(ctx, op, self, out, self.sizes, self.dim);
-  if (e != Error::Ok) return e;
-  int64_t dim_size = self.dim > 0 ? self.sizes[d] : 1;
-  int64_t dim_stride = self.dim > 0 ? out.strides[d] : 0;
-  int64_t strides[3][kMaxDim];
-  for (int i = 0; i < self.dim; ++i) {
-    strides[0][i] = index.strides[i];
-    strides[1][i] = i == d ? 0 : out.strides[i];
-    strides[2][i] = src != nullptr ? src->strides[i] : 0;
-  }
   size_t es = element_size(out.dtype);
-  detail::for_each_offset<3>(index.sizes, index.dim, strides, [&](const int64_t* o) {
-    if (e != Error::Ok) return;
-    int64_t v = 0;
-    e = detail::wrap_index(ctx, op, detail::load_index(index, o[0]), d, dim_size, &v, false);
-    if (e != Error::Ok) return;
-    const char* from =
-        src != nullptr ? detail::element_ptr(*src, o[2]) : static_cast<const char*>(element);
-    detail::copy_element(detail::element_ptr(out, o[1] + v * dim_stride), from, es);
+  return detail::scatter_walk(ctx, op, d, index, src, out, [&](int64_t o, int64_t s) {
+    const char* from = src != nullptr ? detail::element_ptr(*src, s) : static_cast<const char*>(element);
+    detail::copy_element(detail::element_ptr(out, o), from, es);
   });
-  return e;
 }
 
 Error op_scatter_src(KernelContext& ctx, Value** args) {
@@ -59,6 +31,17 @@ Error op_scatter_value(KernelContext& ctx, Value** args) {
   if (e != Error::Ok) return e;
   return scatter(ctx, "scatter", args[0]->tensor, args[1]->i, args[2]->tensor, nullptr, element,
                  out);
+}
+
+// The older reducing form: reduce is "add" or "multiply", self included.
+Error op_scatter_reduce(KernelContext& ctx, Value** args) {
+  detail::ScatterReduce r;
+  Error e = detail::parse_scatter_reduce(ctx, "scatter", *args[4], &r);
+  if (e == Error::Ok && r != detail::ScatterReduce::Sum && r != detail::ScatterReduce::Prod)
+    return ctx.fail(Error::InvalidArgument, "scatter: reduce must be add or multiply");
+  if (e != Error::Ok) return e;
+  return detail::scatter_reduce(ctx, "scatter", args[0]->tensor, args[1]->i, args[2]->tensor,
+                                args[3]->tensor, r, /*include_self=*/true, args[5]->tensor);
 }
 
 }  // namespace pocket

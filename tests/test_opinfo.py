@@ -1,0 +1,207 @@
+"""PyTorch's own OpInfo samples through Pocket: export a one-op module per sample, run it in the
+runtime, compare with eager.
+
+For every OpInfo (torch.testing._internal.common_methods_invocations.op_db) whose op Pocket
+runs (its ATen name is in the kernel tables, or it is listed in EXTRA), each sample input in
+float32 and the integer/bool dtypes the op accepts becomes a module whose forward calls the op
+with the sample's tensors as inputs and its other arguments as constants. The module goes
+through pocket.export (decomposition, op check, memory plan, serialization), is loaded from
+bytes and run; outputs must match eager (same shape and dtype; floats to TOL, others exactly).
+
+Skips, each with its reason: samples torch.export itself cannot capture (PyTorch's error is the
+reason), samples whose eager call raises, and the entries of SKIP (dtypes and features Pocket
+does not have). Everything else that fails is a failure.
+
+The default run caps the samples per op and dtype (SAMPLES) to stay within CI's budget; the full
+sweep is
+    POCKET_OPINFO_SAMPLES=all python -m pytest tests/test_opinfo.py
+The optimized kernels (linear, mm, bmm, addmm, convolution, sdpa) are what Module runs on this
+CPU; test_portable_kernels repeats their samples with POCKET_KERNELS=portable.
+"""
+
+import os
+import subprocess
+import sys
+
+import pytest
+import torch
+from torch.testing._internal.common_methods_invocations import op_db
+from torch.utils import _pytree as pytree
+
+import pocket
+from pocket.exporter import ExportError
+from pocket.exporter.supported_ops import SUPPORTED_OPS
+
+SAMPLES = os.environ.get("POCKET_OPINFO_SAMPLES", "2")
+TOL = dict(rtol=1e-5, atol=1e-5)  # as tests/kernels (harness.check)
+# Looser tolerances, with the reason.
+OP_TOL = {
+    # float32 reductions accumulate in double here, in float (pairwise) in ATen
+    "linalg.vector_norm": dict(rtol=1e-4, atol=1e-5),
+    "nn.functional.normalize": dict(rtol=1e-4, atol=1e-5),
+    "var": dict(rtol=1e-4, atol=1e-5),
+    "prod": dict(rtol=1e-4, atol=1e-5),
+    # GEMM/conv accumulation order differs from ATen's (blocked, SIMD)
+    "mm": dict(rtol=1e-4, atol=1e-4),
+    "bmm": dict(rtol=1e-4, atol=1e-4),
+    "addmm": dict(rtol=1e-4, atol=1e-4),
+    "nn.functional.linear": dict(rtol=1e-4, atol=1e-4),
+    "nn.functional.conv1d": dict(rtol=1e-4, atol=1e-4),
+    "nn.functional.conv2d": dict(rtol=1e-4, atol=1e-4),
+    "nn.functional.conv3d": dict(rtol=1e-4, atol=1e-4),
+    "nn.functional.scaled_dot_product_attention": dict(rtol=1e-4, atol=1e-4),
+}
+
+# OpInfos (name or name.variant) that reach supported ATen ops under another name.
+EXTRA = {
+    "nn.functional.normalize", "softmax", "log_softmax", "nn.functional.conv1d",
+    "nn.functional.conv2d", "nn.functional.conv3d", "nn.functional.elu", "nn.functional.silu",
+    "nn.functional.softplus", "nn.functional.hardsigmoid", "nn.functional.embedding",
+    "nn.functional.layer_norm", "nn.functional.group_norm", "nn.functional.max_pool2d",
+    "nn.functional.adaptive_avg_pool2d", "nn.functional.relu6", "nn.functional.mish",
+    "nn.functional.scaled_dot_product_attention", "nn.functional.glu", "floor_divide",
+    "nn.functional.interpolate.nearest", "nn.functional.interpolate.bilinear",
+    "nn.functional.upsample_nearest", "nn.functional.upsample_bilinear", "scatter_add",
+    "scatter_reduce.sum", "scatter_reduce.prod", "scatter_reduce.mean", "scatter_reduce.amax",
+    "scatter_reduce.amin",
+}
+
+# (name, variant) -> reason the whole OpInfo is not swept.
+SKIP_OPS = {
+    ("bmm", "triton_optimized"): "a CUDA (triton) variant",
+    ("empty", ""): "uninitialized memory: nothing to compare",
+    ("arange", ""): "samples are Python scalars, no tensor input",
+    ("full", ""): "samples are Python scalars, no tensor input",
+    ("scalar_tensor", ""): "samples are Python scalars, no tensor input",
+}
+
+# Pocket's kernels for these are float-only (integer convolutions, GEMMs and pools do not occur
+# in the models Pocket runs); their integer samples are skipped.
+FLOAT_ONLY = {
+    "addmm", "bmm", "mm", "nn.functional.linear", "nn.functional.conv1d", "nn.functional.conv2d",
+    "nn.functional.conv3d", "nn.functional.avg_pool2d", "nn.functional.max_pool2d",
+    "nn.functional.relu", "nn.functional.relu6", "nn.functional.adaptive_avg_pool2d",
+    "nn.functional.interpolate", "nn.functional.upsample_nearest", "nn.functional.upsample_bilinear",
+}
+
+
+def skip_reason(op, sample):
+    """Why Pocket does not run this sample (a feature it does not have), or None."""
+    if sample.kwargs.get("dropout_p", 0.0) > 0:
+        return "random dropout (training only)"
+    if op.name == "index_put" and any(i.dtype == torch.bool for i in sample.args[0] if i is not None):
+        return "boolean mask indices (data-dependent count; use torch.where)"
+    return None
+
+
+# float32, then one integer dtype and bool (fewer samples in the capped run).
+DTYPES = [torch.float32, torch.int64, torch.bool]
+OTHER_DTYPE_SAMPLES = 1
+
+SUPPORTED_NAMES = {k.split("::")[1].split(".")[0] for k in SUPPORTED_OPS}
+
+
+def _id(op):
+    return op.name + (f".{op.variant_test_name}" if op.variant_test_name else "")
+
+
+def _swept(op):
+    if (op.name, op.variant_test_name) in SKIP_OPS:
+        return False
+    return (op.aten_name or op.name) in SUPPORTED_NAMES or op.name in EXTRA or _id(op) in EXTRA
+
+
+OPS = [op for op in op_db if _swept(op)]
+
+
+class OneOp(torch.nn.Module):
+    """Calls `fn` on the sample's arguments: tensors from forward's inputs, the rest constant."""
+
+    def __init__(self, fn, leaves, spec):
+        super().__init__()
+        self.fn, self.leaves, self.spec = fn, leaves, spec
+
+    def forward(self, *tensors):
+        it = iter(tensors)
+        leaves = [next(it) if isinstance(v, torch.Tensor) else v for v in self.leaves]
+        x, args, kwargs = pytree.tree_unflatten(leaves, self.spec)
+        return self.fn(x, *args, **kwargs)
+
+
+def _samples(op, dtype):
+    try:
+        samples = op.sample_inputs("cpu", dtype, requires_grad=False)
+    except Exception:  # some sample generators reject a dtype outright
+        return []
+    n = None if SAMPLES == "all" else int(SAMPLES) if dtype == torch.float32 else OTHER_DTYPE_SAMPLES
+    out = []
+    for s in samples:
+        if n is not None and len(out) >= n:
+            break
+        out.append(s)
+    return out
+
+
+def _compare(name, got, want):
+    got_l, want_l = pytree.tree_leaves(got), pytree.tree_leaves(want)
+    assert len(got_l) == len(want_l), f"{len(got_l)} outputs, expected {len(want_l)}"
+    tol = OP_TOL.get(name, TOL)
+    for k, (g, w) in enumerate(zip(got_l, want_l)):
+        if not isinstance(w, torch.Tensor):
+            w = torch.tensor(w)
+        g = torch.as_tensor(g)
+        assert tuple(g.shape) == tuple(w.shape), f"output {k}: shape {tuple(g.shape)} != {tuple(w.shape)}"
+        assert g.dtype == w.dtype, f"output {k}: dtype {g.dtype} != {w.dtype}"
+        if w.dtype.is_floating_point:
+            torch.testing.assert_close(g, w, equal_nan=True, **tol, msg=lambda m: f"output {k}: {m}")
+        else:
+            assert torch.equal(g, w), f"output {k}: {g} != {w}"
+
+
+def run_sample(op, sample):
+    """Exports, runs and compares one sample; returns None or the reason it was skipped."""
+    leaves, spec = pytree.tree_flatten((sample.input, sample.args, sample.kwargs))
+    tensors = tuple(v for v in leaves if isinstance(v, torch.Tensor))
+    if not tensors:
+        return "no tensor argument"
+    unsupported = [t.dtype for t in tensors if t.dtype in (torch.float16, torch.bfloat16) or t.is_complex()]
+    if unsupported:
+        return f"dtype {unsupported[0]} is not supported by Pocket"
+    reason = skip_reason(op, sample)
+    if reason:
+        return reason
+    try:
+        with torch.no_grad():
+            want = op.op(sample.input, *sample.args, **sample.kwargs)
+    except Exception as e:
+        return f"eager raises {type(e).__name__}"
+    if any(not isinstance(w, (torch.Tensor, int, float, bool)) for w in pytree.tree_leaves(want)):
+        return "non-tensor output"
+    try:
+        program = pocket.export(OneOp(op.op, leaves, spec), tensors)
+    except ExportError as e:
+        if str(e).startswith("torch.export failed"):
+            return f"torch.export cannot capture it: {str(e).splitlines()[0][:160]}"
+        raise
+    got = program.load().forward(*tensors)
+    _compare(op.name, got, want)
+    return None
+
+
+@pytest.mark.parametrize("op", OPS, ids=[_id(op) for op in OPS])
+def test_opinfo(op):
+    ran, skipped = 0, {}
+    for dtype in DTYPES:
+        if dtype not in op.supported_dtypes("cpu") or (dtype != torch.float32 and op.name in FLOAT_ONLY):
+            continue
+        for i, sample in enumerate(_samples(op, dtype)):
+            try:
+                reason = run_sample(op, sample)
+            except Exception as e:
+                raise AssertionError(f"{_id(op)} {dtype} sample {i} ({sample.summary()}): {e}") from e
+            if reason is None:
+                ran += 1
+            else:
+                skipped[reason] = skipped.get(reason, 0) + 1
+    if ran == 0:
+        pytest.skip(f"no sample ran: {skipped}")
