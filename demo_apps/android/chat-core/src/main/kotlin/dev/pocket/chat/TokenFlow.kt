@@ -24,8 +24,8 @@ import kotlinx.coroutines.async
 import kotlinx.coroutines.CancellationException
 import kotlinx.coroutines.channels.Channel
 import kotlinx.coroutines.channels.ClosedSendChannelException
-import kotlinx.coroutines.channels.sendBlocking
 import kotlinx.coroutines.coroutineScope
+import kotlinx.coroutines.runBlocking
 
 class TokenFlow(
     private val dispatcher: CoroutineDispatcher,
@@ -39,8 +39,13 @@ class TokenFlow(
         val generation = async(dispatcher) {
             try {
                 generate(LlmCallback { piece ->
-                    // Closed by a collector that has gone away: drop the piece; stop() ends the call.
-                    try { pieces.sendBlocking(piece) } catch (e: ClosedSendChannelException) {} catch (e: CancellationException) {}
+                    // runBlocking + send, not sendBlocking: the same code on coroutines 1.0 and 1.8.
+                    // A collector that has gone away closed the channel: drop the piece; stop() ends the call.
+                    try {
+                        runBlocking { pieces.send(piece) }
+                    } catch (e: ClosedSendChannelException) {
+                    } catch (e: CancellationException) {
+                    }
                 })
             } finally {
                 pieces.close()
