@@ -18,12 +18,13 @@ namespace {
 using pocket_fuzz::check;
 
 // At most this many tokens per call: the point is the parameters, not long generations.
-constexpr int32_t kMaxNewTokens = 6;
+constexpr int32_t kMaxNewTokens = 4;
 
 pk_runner* runner() {
   static pk_runner* r = [] {
     pk_runner* out = nullptr;
-    pk_status s = pk_runner_create(POCKET_SOURCE_DIR "/tests/golden/tiny_llm.pocket", nullptr, &out);
+    pk_status s = pk_runner_create(POCKET_SOURCE_DIR "/tests/golden/tiny_llm.pocket",
+                                   POCKET_SOURCE_DIR "/tests/golden/tiny_llm.tokenizer.json", &out);
     check(s == PK_STATUS_OK, "cannot load the golden tiny LLM", pk_last_error());
     return out;
   }();
@@ -71,7 +72,7 @@ void call(FuzzedDataProvider& in, pk_runner* r, const pk_generation_config* c) {
   int pieces = in.ConsumeIntegralInRange(1, 8);
   switch (in.ConsumeIntegralInRange(0, 4)) {
     case 0:
-      check_status(pk_runner_generate(r, in.ConsumeRandomLengthString(256).c_str(), c, on_piece, &pieces), "generate");
+      check_status(pk_runner_generate(r, in.ConsumeRandomLengthString(64).c_str(), c, on_piece, &pieces), "generate");
       break;
     case 1: {
       std::vector<int32_t> prompt;
@@ -88,7 +89,7 @@ void call(FuzzedDataProvider& in, pk_runner* r, const pk_generation_config* c) {
     }
     case 2:
       if (in.ConsumeBool()) check_status(pk_runner_set_system_prompt(r, in.ConsumeRandomLengthString(64).c_str()), "set_system_prompt");
-      check_status(pk_runner_chat(r, in.ConsumeRandomLengthString(256).c_str(), c, on_piece, &pieces), "chat");
+      check_status(pk_runner_chat(r, in.ConsumeRandomLengthString(64).c_str(), c, on_piece, &pieces), "chat");
       if (in.ConsumeBool()) check_status(pk_runner_chat(r, in.ConsumeRandomLengthString(64).c_str(), c, on_piece, &pieces), "chat (second turn)");
       break;
     case 3: {

@@ -9,7 +9,10 @@
 #               size probe (runtime_core/tests/size_probe.cpp: load a program from a buffer,
 #               run a method) and fail when the core exceeds its budget;
 #   4. aarch64: cross-build `linux-aarch64`, run ctest under qemu-aarch64, and measure the
-#               aarch64 core the same way (`strict-core-aarch64`).
+#               aarch64 core the same way (`strict-core-aarch64`);
+#   5. fuzz:    build the libFuzzer targets (`fuzz` preset: clang-14, ASan + UBSan), replay
+#               their regression inputs and seeds, and fuzz each for POCKET_FUZZ_SECONDS
+#               (default 15) with scripts/fuzz.sh.
 # Every step runs; the script exits non-zero when any failed.
 #
 #   scripts/check_native.sh                 # all steps
@@ -31,7 +34,7 @@ CORE_BUDGET_KIB_aarch64=88
 
 golden=${POCKET_GOLDEN_DIR:-$root/tests/golden}
 steps=("$@")
-[ ${#steps[@]} -eq 0 ] && steps=(host asan tsan size aarch64)
+[ ${#steps[@]} -eq 0 ] && steps=(host asan tsan size aarch64 fuzz)
 failed=()
 skipped=()
 
@@ -148,6 +151,14 @@ step_aarch64() {
     measure strict-core-aarch64 linux-aarch64 aarch64 "$CORE_BUDGET_KIB_aarch64"
 }
 
+ready_fuzz() {
+  have clang++-14 || { missing "clang++-14 (clang-14, libclang-rt-14-dev)" fuzz; return 1; }
+}
+
+step_fuzz() {
+  scripts/fuzz.sh --build-dir build/fuzz --seconds "${POCKET_FUZZ_SECONDS:-15}"
+}
+
 # ---- main -------------------------------------------------------------------------------
 
 for tool in cmake ninja; do
@@ -165,11 +176,12 @@ fi
 
 for step in "${steps[@]}"; do
   case $step in
-    host | asan | tsan | size | aarch64) ;;
-    *) echo "unknown step '$step' (host, asan, tsan, size, aarch64)" >&2; exit 2 ;;
+    host | asan | tsan | size | aarch64 | fuzz) ;;
+    *) echo "unknown step '$step' (host, asan, tsan, size, aarch64, fuzz)" >&2; exit 2 ;;
   esac
   say "$step"
   if [ "$step" = aarch64 ] && ! ready_aarch64; then continue; fi
+  if [ "$step" = fuzz ] && ! ready_fuzz; then continue; fi
   start=$SECONDS
   ( set -e; "step_$step" )
   rc=$?

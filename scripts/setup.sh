@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # Installs what Pocket needs on Debian 12 (safe to run again: it installs only what is missing).
 #   scripts/setup.sh          build + run + export: cmake, ninja, flatbuffers, torch, the package
-#   scripts/setup.sh --test   also the test toolchains: aarch64 cross compiler, qemu, JUnit, Kotlin
+#   scripts/setup.sh --test   also the test toolchains: aarch64 cross compiler, qemu, JUnit, Kotlin,
+#                             clang (libFuzzer)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 
 debs=(cmake ninja-build flatbuffers-compiler libflatbuffers-dev g++)
 if [ "${1:-}" = "--test" ]; then
   debs+=(g++-aarch64-linux-gnu qemu-user junit5 kotlin openjdk-17-jdk-headless)
+  debs+=(clang-14 libclang-rt-14-dev)  # libFuzzer + sanitizers: scripts/fuzz.sh, check_native.sh fuzz
   debs+=(libkotlinx-coroutines-java libkotlinx-atomicfu-java)  # the Android demo's chat-core tests
   debs+=(aapt android-framework-res gradle)  # pocket package's tests: AAR manifest link, Maven via Gradle 4.4
 fi
