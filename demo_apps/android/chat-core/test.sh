@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds the Android chat app's logic (chat-core: ChatSession, TokenFlow, ModelFiles; Kotlin, no
-# Android types) with Debian's kotlinc and runs its JUnit tests on this JVM against the real
-# runtime and the golden tiny LLM.
+# Android types) with Debian's kotlinc and runs its JUnit tests (src/hostTest: a folder Gradle
+# does not know, since they need the host's libpocket_jni) on this JVM against the real runtime
+# and the golden tiny LLM.
 #
 #   demo_apps/android/chat-core/test.sh [BUILD_DIR]
 #
@@ -40,7 +41,7 @@ rm -rf "$out" && mkdir -p "$out"
 cp="$build/pocket.jar:$coroutines_jar:$kotlin_stdlib"
 echo "==> kotlinc: chat-core.jar and its tests"
 quiet_kotlinc -jvm-target 1.8 -Werror -cp "$cp" -d "$out/chat-core.jar" "$here/src/main/kotlin"
-quiet_kotlinc -jvm-target 1.8 -cp "$cp:$out/chat-core.jar:$junit_jar" -d "$out/test" "$here/src/test/kotlin"
+quiet_kotlinc -jvm-target 1.8 -cp "$cp:$out/chat-core.jar:$junit_jar" -d "$out/test" "$here/src/hostTest/kotlin"
 
 echo "==> JUnit (chat-core)"
 colors=()
