@@ -205,3 +205,23 @@ def test_opinfo(op):
                 skipped[reason] = skipped.get(reason, 0) + 1
     if ran == 0:
         pytest.skip(f"no sample ran: {skipped}")
+
+
+# OpInfos whose exported op has an optimized kernel (runtime_core/kernels/optimized). The sweep
+# above runs them through Module, i.e. best_kernels(): the optimized kernel on this CPU.
+OPTIMIZED = ["mm", "bmm", "addmm", "addmm.decomposed", "nn.functional.linear",
+             "nn.functional.conv1d", "nn.functional.conv2d", "nn.functional.conv3d"]
+
+
+@pytest.mark.skipif(os.environ.get("POCKET_KERNELS") == "portable", reason="this is the portable run")
+def test_portable_kernels():
+    """The same samples of OPTIMIZED ops with the optimized kernels turned off (the table is
+    chosen once per process, hence the child process)."""
+    ids = [f"{os.path.abspath(__file__)}::test_opinfo[{n}]" for n in OPTIMIZED]
+    env = {**os.environ, "POCKET_KERNELS": "portable"}
+    # -P: the working directory stays off sys.path (the repo root's packaging/ folder would
+    # shadow the `packaging` library pytest imports)
+    r = subprocess.run([sys.executable, "-P", "-m", "pytest", "-q", "-p", "no:cacheprovider", *ids],
+                       env=env, capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout[-6000:] + r.stderr[-2000:]
+    assert f"{len(OPTIMIZED)} passed" in r.stdout, r.stdout[-2000:]
