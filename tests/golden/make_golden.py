@@ -27,6 +27,27 @@ from examples import models  # noqa: E402
 from pocket.exporter.emit import DTYPES  # noqa: E402
 
 
+class CoverageOps(torch.nn.Module):
+    """One use of each kernel added for op coverage (issue 15), so that the C tests (natively,
+    under ASan, under qemu-aarch64) and the corruption sweeps run them too."""
+
+    def forward(self, x, idx):  # x (2, 3, 4, 4) float32, idx (2, 3) int64 in [0, 4)
+        F = torch.nn.functional
+        u = x.clamp(-0.9, 0.9)
+        unary = (torch.tan(u) + torch.asin(u) + torch.acos(u) + torch.atan(x) + torch.sinh(u)
+                 + torch.cosh(u) + torch.asinh(x) + torch.acosh(x.abs() + 1) + torch.atanh(u)
+                 + torch.expm1(u) + torch.log2(x.abs() + 1) + torch.log10(x.abs() + 1)
+                 + torch.trunc(x * 3) + torch.round(x, decimals=2))
+        norm = F.normalize(x.flatten(2), dim=-1) + torch.linalg.vector_norm(x, 1, dim=1).unsqueeze(1).flatten(2)
+        up = F.interpolate(x, scale_factor=2.0, mode="bilinear") + F.interpolate(x, size=(8, 8), mode="nearest")
+        stats = torch.stack([x.var(dim=(2, 3), unbiased=True), x.prod(dim=3).mean(2)]).sum(0)
+        flags = torch.isinf(x / (x - x[:, :1])) | (torch.full_like(idx, 1).fill_(5) & 3).bool().any()
+        ints = (idx ^ 6) | 1
+        src, where = x[:, :, 0, :3], idx.unsqueeze(-1).expand(2, 3, 3)
+        scat = torch.zeros(2, 3, 4).scatter_add(2, where, src).scatter_reduce(2, where, src, "amax")
+        return unary, norm, up, stats, flags, ints, scat, x.max() - x.min(), x.prod()
+
+
 def golden_models():
     torch.manual_seed(0)
     mlp = models.MLP((16, 32, 8)).eval()
@@ -40,6 +61,8 @@ def golden_models():
                 ({0: torch.export.Dim("batch", min=1, max=16)},)),
         "cnn": (cnn, (torch.randn(1, 3, 32, 32, generator=g),), None),
         "encoder": (enc, (torch.randint(0, 50, (1, 12), generator=g),), None),
+        "coverage_ops": (CoverageOps(), (torch.randn(2, 3, 4, 4, generator=g), torch.randint(0, 4, (2, 3), generator=g)),
+                         None),
     }
 
 
