@@ -3,6 +3,7 @@
     pocket export path/to/model.py:factory -o model.pocket     # needs torch
     pocket run model.pocket [--inputs inputs.npz] [--repeat 20]
     pocket inspect model.pocket
+    pocket ops [--core]                                         # supported ops (--core: needs torch)
     pocket package [programs...] --out dist/ [--targets android,ios --standin]
 """
 
@@ -74,6 +75,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("model")
     p.set_defaults(run=_inspect)
 
+    p = sub.add_parser("ops", help="list the ops this runtime supports (--core: coverage of PyTorch's core "
+                       "ATen ops, needs torch)")
+    p.add_argument("--core", action="store_true", help="report core ATen coverage and the excepted ops")
+    p.set_defaults(run=_ops)
+
     p = sub.add_parser("package", help="build the AAR, the XCFramework + Swift package, the wheel and a "
                        "manifest (from a source checkout)")
     p.add_argument("programs", nargs="*", help=".pocket files: a selective build with only their ops")
@@ -97,6 +103,24 @@ def main(argv: list[str] | None = None) -> int:
     except (FileNotFoundError, ValueError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
+
+
+def _ops(args) -> int:
+    if args.core:
+        from pocket.exporter.coverage import report
+
+        print(report())
+        return 0
+    from pocket import _native
+
+    optimized = set(_native.optimized_ops("best"))
+    kernels = _native.kernel_names()
+    width = max(len(name) for name, _ in kernels)
+    for name, signature in kernels:
+        note = f"  optimized ({_native.kernel_set('best')})" if name in optimized else ""
+        print(f"{name:{width}}  {signature}{note}")
+    print(f"{len(kernels)} ops")
+    return 0
 
 
 def _package(args) -> int:
