@@ -8,33 +8,13 @@
 
 #include <string>
 
-#include "pocket/program.h"
 #include "pocket/runner.h"
 #include "tokenizer_fuzz.h"
-
-namespace {
 
 using pocket::Error;
 using pocket_fuzz::check;
 
-// Declared buffers (a KV cache) over the budget are skipped: see kMemoryBudget.
-bool within_budget(const uint8_t* data, size_t size) {
-  pocket_fuzz::AlignedCopy file(data, size);
-  pocket::Program program;
-  pocket::Diag diag;
-  if (pocket::Program::load(file.bytes.get(), file.size, &program, diag) != Error::Ok) return true;
-  size_t total = 0;
-  for (size_t i = 0; i < program.num_buffers(); ++i) {
-    total += program.buffer_nbytes(i);
-    if (program.buffer_nbytes(i) > pocket_fuzz::kMemoryBudget || total > pocket_fuzz::kMemoryBudget) return false;
-  }
-  return true;
-}
-
-}  // namespace
-
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  if (!within_budget(data, size)) return 0;
   static int fd = memfd_create("pocket_fuzz", 0);
   check(fd >= 0, "memfd_create failed");
   check(ftruncate(fd, 0) == 0 && pwrite(fd, data, size, 0) == static_cast<ssize_t>(size), "memfd write failed");

@@ -20,35 +20,10 @@ inline void check(bool ok, const char* what, const std::string& detail = "") {
   std::abort();
 }
 
-// What one input may make the runtime allocate. A program may declare arenas and buffers of
-// up to 2^44 elements (all checked for overflow); refusing them before allocating is the job
-// of the runtime's memory limit (issue 16), so until then the targets skip such programs.
-constexpr size_t kMemoryBudget = size_t(64) << 20;
-
-// A HeapAllocator that refuses to go past a shared budget.
-class BudgetAllocator final : public pocket::MemoryAllocator {
- public:
-  explicit BudgetAllocator(size_t* budget) : budget_(budget) {}
-  void* allocate(size_t size, size_t alignment) override {
-    if (size > *budget_) return nullptr;
-    void* p = heap_.allocate(size, alignment);
-    if (p) {
-      *budget_ -= size;
-      used_ += size;
-    }
-    return p;
-  }
-  void reset() override {
-    heap_.reset();
-    *budget_ += used_;
-    used_ = 0;
-  }
-
- private:
-  pocket::HeapAllocator heap_;
-  size_t* budget_;
-  size_t used_ = 0;
-};
+// What one input may make the runtime allocate: the runtime's own memory budget (the one a
+// Module enforces, refused before allocating), set low so a fuzzed file cannot declare its way
+// to an out-of-memory kill of the fuzzer.
+constexpr uint64_t kMemoryLimit = uint64_t(64) << 20;
 
 // A 64-byte aligned copy of the input (Program::load wants aligned data, as an mmap gives).
 struct AlignedCopy {

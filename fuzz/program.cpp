@@ -47,8 +47,8 @@ bool bind_inputs(pocket::Method& m, std::vector<std::vector<uint8_t>>& storage) 
   return true;
 }
 
-void run_method(const pocket::Program& program, const char* name, void** buffers, size_t* budget) {
-  pocket_fuzz::BudgetAllocator memory(budget), temp(budget);
+void run_method(const pocket::Program& program, const char* name, void** buffers, pocket::MemoryBudget* budget) {
+  pocket::HeapAllocator memory(budget), temp(budget);
   pocket::MethodMemory mm;
   mm.allocator = &memory;
   mm.temp = &temp;
@@ -84,12 +84,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   check(e == Error::Ok || diag.message[0] != '\0', "Program::load failed without a message");
   if (e != Error::Ok) return 0;
 
-  size_t budget = pocket_fuzz::kMemoryBudget;
-  pocket_fuzz::BudgetAllocator buffer_memory(&budget);
+  pocket::MemoryBudget budget;
+  budget.limit = pocket_fuzz::kMemoryLimit;
+  pocket::HeapAllocator buffer_memory(&budget);
   std::vector<void*> buffers(program.num_buffers() + 1);
   for (size_t i = 0; i < program.num_buffers(); ++i) {
     buffers[i] = buffer_memory.allocate(program.buffer_nbytes(i), 64);
-    if (buffers[i] == nullptr) return 0;  // over the budget: see kMemoryBudget
+    if (buffers[i] == nullptr) return 0;  // over the limit: refused before allocating
     program.init_buffer(i, buffers[i]);
   }
   for (size_t i = 0; i < program.num_methods(); ++i) run_method(program, program.method_name(i), buffers.data(), &budget);

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 
@@ -19,6 +20,9 @@ double now_ms() {
   using namespace std::chrono;
   return duration<double, std::milli>(steady_clock::now().time_since_epoch()).count();
 }
+
+// Largest vocabulary a program may declare (real ones have up to ~256K tokens).
+constexpr int64_t kMaxVocab = int64_t(1) << 24;
 
 // Reads an integer metadata entry; false when absent or malformed.
 bool metadata_int(const Program& p, const char* key, int64_t* out) {
@@ -95,6 +99,12 @@ Error Runner::init(std::unique_ptr<Module> module, const std::string& name, cons
     *message = name + " is not an LLM program (it needs prefill and decode methods and "
                "max_seq_len/vocab_size metadata; export it with `pocket llm export`)";
     return Error::InvalidArgument;
+  }
+  // Checked before logits_ (vocab floats) and positions are sized from them.
+  if (vocab < 1 || vocab > kMaxVocab || max_seq < 1 || max_seq > INT32_MAX) {
+    *message = name + ": metadata vocab_size " + std::to_string(vocab) + " or max_seq_len " + std::to_string(max_seq) +
+               " is out of range (vocab_size 1.." + std::to_string(kMaxVocab) + ", max_seq_len >= 1)";
+    return Error::InvalidProgram;
   }
   r->max_seq_len_ = static_cast<int32_t>(max_seq);
   r->vocab_size_ = static_cast<int32_t>(vocab);
