@@ -54,8 +54,6 @@ TODO = {
     "aten::_native_batch_norm_legit.no_stats": "instance norm",
     "aten::topk": "detection heads, samplers",
     "aten::sort": "detection heads, samplers",
-    "aten::reflection_pad1d": "audio", "aten::reflection_pad2d": "style transfer",
-    "aten::reflection_pad3d": "", "aten::replication_pad2d": "", "aten::replication_pad3d": "",
     "aten::grid_sampler_2d": "spatial transformers, optical flow",
     "aten::diagonal": "", "aten::as_strided": "", "aten::empty_strided": "",
     "aten::avg_pool3d": "", "aten::max_pool3d_with_indices": "", "aten::_adaptive_avg_pool3d": "",

@@ -63,7 +63,7 @@ EXTRA = {
     "nn.functional.interpolate.nearest", "nn.functional.interpolate.bilinear",
     "nn.functional.upsample_nearest", "nn.functional.upsample_bilinear", "scatter_add",
     "scatter_reduce.sum", "scatter_reduce.prod", "scatter_reduce.mean", "scatter_reduce.amax",
-    "scatter_reduce.amin",
+    "scatter_reduce.amin", "nn.functional.pad.reflect", "nn.functional.pad.replicate",
 }
 
 # (name, variant) -> reason the whole OpInfo is not swept.

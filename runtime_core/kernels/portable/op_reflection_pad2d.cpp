@@ -1,0 +1,11 @@
+// aten::reflection_pad2d(Tensor self, SymInt[4] padding) -> Tensor
+#include "pad_util.h"
+
+namespace pocket {
+
+Error op_reflection_pad2d(KernelContext& ctx, Value** args) {
+  return detail::pad_nd(ctx, "reflection_pad2d", args[0]->tensor, args[1]->int_list, 2, detail::PadMode::Reflect,
+                        args[2]->tensor);
+}
+
+}  // namespace pocket
