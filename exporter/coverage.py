@@ -52,8 +52,6 @@ EXCEPTED = {
 # Core inference ops without a kernel yet (export names them in a clear error).
 TODO = {
     "aten::_native_batch_norm_legit.no_stats": "instance norm",
-    "aten::topk": "detection heads, samplers",
-    "aten::sort": "detection heads, samplers",
     "aten::grid_sampler_2d": "spatial transformers, optical flow",
     "aten::diagonal": "", "aten::as_strided": "", "aten::empty_strided": "",
     "aten::avg_pool3d": "", "aten::max_pool3d_with_indices": "", "aten::_adaptive_avg_pool3d": "",
