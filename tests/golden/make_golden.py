@@ -45,7 +45,11 @@ class CoverageOps(torch.nn.Module):
         ints = (idx ^ 6) | 1
         src, where = x[:, :, 0, :3], idx.unsqueeze(-1).expand(2, 3, 3)
         scat = torch.zeros(2, 3, 4).scatter_add(2, where, src).scatter_reduce(2, where, src, "amax")
-        return unary, norm, up, stats, flags, ints, scat, x.max() - x.min(), x.prod()
+        pads = F.pad(x, (1, 2, 2, 1), mode="reflect") + F.pad(x, (1, 2, 2, 1), mode="replicate")
+        top, where_top = torch.topk(x.flatten(1), 5)
+        ordered, order = torch.sort(x, dim=2, descending=True)
+        return (unary, norm, up, stats, flags, ints, scat, x.max() - x.min(), x.prod(), pads, top, where_top,
+                ordered, order)
 
 
 def golden_models():
