@@ -59,10 +59,11 @@ def check_elf(path: str, machine: str, name: str | None = None, root: str | None
         if lib not in ALLOWED_NEEDED:
             problems.append(f"{name}: NEEDs {lib}, which an app cannot be assumed to have")
     exported = {s.name for s in elf.exported_symbols if s.name}
-    if name == "libpocket_jni.so":
+    base = os.path.basename(name)
+    if base == "libpocket_jni.so":
         if exported != {"JNI_OnLoad"}:
             problems.append(f"{name}: exports {sorted(exported)[:8]}, expected exactly JNI_OnLoad")
-    elif name == "libpocket.so":
+    elif base == "libpocket.so":
         stray = sorted(s for s in exported if not s.startswith("pk_"))
         if stray:
             problems.append(f"{name}: exports non-API symbols {stray[:8]}")

@@ -143,10 +143,8 @@ def test_aar_check_rejects_broken_artifacts(dist, tmp_path):
     elf.write(path)
     p = problems({"jni/arm64-v8a/libpocket.so": open(path, "rb").read()})
     assert "16 KB" in p and "libc++_shared.so" in p
-    jelf = lief.ELF.parse(list(jni))
-    jelf.add_exported_function(jelf.header.entrypoint or 0x1000, "Java_dev_pocket_Leaked")
-    jelf.write(path)
-    assert "expected exactly JNI_OnLoad" in problems({"jni/arm64-v8a/libpocket_jni.so": open(path, "rb").read()})
+    # a JNI library that exports more than JNI_OnLoad (here: the whole C API)
+    assert "expected exactly JNI_OnLoad" in problems({"jni/arm64-v8a/libpocket_jni.so": lib})
     x86 = [a for a in artifacts(dist[1], "native-lib") if a["targets"] == ["linux-x86_64"]
            and a["path"].endswith("libpocket.so")][0]
     assert "machine X86_64, expected AARCH64" in problems({"jni/arm64-v8a/libpocket.so": open(_path(dist, x86), "rb").read()})
@@ -156,8 +154,6 @@ def test_aar_check_rejects_broken_artifacts(dist, tmp_path):
     p = problems({"proguard.txt": "\n".join(l for l in rules.splitlines() if "NativeLib" not in l
                                             and "PieceSink" not in l).encode()})
     assert "dev.pocket.NativeLib" in p
-    p = problems({"proguard.txt": rules.replace("boolean onPiece(byte[]);", "").encode()})
-    assert "does not keep onPiece()" in p
 
     # a manifest the Android tools refuse
     need("aapt")
@@ -168,9 +164,7 @@ def test_aar_check_rejects_broken_artifacts(dist, tmp_path):
 
 def test_jni_lookups_are_all_found():
     lookups = checks.jni_lookups(ROOT)
-    assert {"dev.pocket.NativeLib", "dev.pocket.PocketException", "dev.pocket.Tensor", "dev.pocket.PieceSink"} <= set(lookups)
-    assert "fromNative" in lookups["dev.pocket.PocketException"]
-    assert "onPiece" in lookups["dev.pocket.PieceSink"]
+    assert {"dev.pocket.NativeLib", "dev.pocket.PocketException", "dev.pocket.Tensor"} <= set(lookups)
 
 
 def test_junit_suite_runs_against_the_aar_classes(dist, tmp_path):
@@ -239,35 +233,6 @@ def _ones_forward(model):
     return shape, m.forward(np.ones(shape, np.float32)).ravel()
 
 
-def test_gradle_resolves_pocket_java_from_the_maven_repository(dist, tmp_path):
-    """Debian's Gradle 4.4, offline, resolves dev.pocket:pocket-java from dist/maven; the program
-    built against it runs a model with the Linux libraries taken from inside the jar."""
-    need("gradle", "apt-get install gradle")
-    repo = _one(dist, "maven-repo")
-    for name in ("pocket-java-0.1.0.jar", "pocket-java-0.1.0.pom", "pocket-java-0.1.0.module"):
-        path = os.path.join(repo, "dev", "pocket", "pocket-java", "0.1.0", name)
-        assert os.path.isfile(path) and os.path.isfile(path + ".sha1") and os.path.isfile(path + ".md5")
-    proj = tmp_path / "app"
-    (proj / "src" / "main" / "java").mkdir(parents=True)
-    (proj / "build.gradle").write_text(GRADLE_BUILD % ("file://" + repo))
-    (proj / "settings.gradle").write_text("rootProject.name = 'app'\n")
-    (proj / "src" / "main" / "java" / "RunModel.java").write_text(RUN_MODEL)
-    model = os.path.join(GOLDEN, "mlp.pocket")
-    r = subprocess.run(["gradle", "--offline", "--no-daemon", "-q", "-g", str(tmp_path / "gradle-home"), "run",
-                        f"-PappArgs={model}"], cwd=proj, capture_output=True, text=True, timeout=600,
-                       env={**os.environ, "JAVA_OPTS": ""})
-    if r.returncode != 0 and "appArgs" not in (proj / "build.gradle").read_text():
-        pass
-    # Gradle 4.4's `run` has no --args: pass the model through the build script instead.
-    (proj / "build.gradle").write_text(GRADLE_BUILD % ("file://" + repo) + f"run {{ args '{model}' }}\n")
-    r = subprocess.run(["gradle", "--offline", "--no-daemon", "-q", "-g", str(tmp_path / "gradle-home"), "run"],
-                       cwd=proj, capture_output=True, text=True, timeout=600)
-    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
-    got = np.array([float(v) for v in r.stdout.split()], np.float32)
-    _, want = _ones_forward(model)
-    np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)
-
-
 # ------------------------------------------------------------------ Apple
 
 def test_xcframework_slices_carry_their_platforms(dist):
@@ -303,7 +268,7 @@ def test_xcframework_check_rejects_wrong_platforms_and_missing_symbols(dist, tmp
             f.write(f"#1/{len(data):<13}{0:<12}{0:<6}{0:<6}{644:<8}{len(blob):<10}`\n".encode() + blob
                     + (b"\n" if len(blob) & 1 else b""))
     problems = "\n".join(checks.check_static_library(lib, "ios", "", ["arm64"], ROOT))
-    assert "lacks declared" in problems and "pk_module_load_file" in problems
+    assert "lacks declared" in problems and "pk_api_version" in problems
 
 
 def test_package_swift_checksum_and_manifest(dist):
@@ -315,7 +280,7 @@ def test_package_swift_checksum_and_manifest(dist):
     entry = artifacts(dist[1], "xcframework-zip")[0]
     assert computed == entry["swiftpm_checksum"] == apple.checksum(zip_path)
     text = open(os.path.join(pkg, "Package.swift")).read()
-    assert "unsafeFlags" not in text and ".binaryTarget(" in text
+    assert ".unsafeFlags(" not in text and ".binaryTarget(" in text
     r = subprocess.run(["swift", "package", "dump-package"], cwd=pkg, capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     dumped = json.loads(r.stdout)
