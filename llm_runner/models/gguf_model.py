@@ -20,6 +20,7 @@ from pocket.exporter.quant.modules import QuantizedEmbedding, QuantizedLinear
 from pocket.exporter.quant.ops import ACT_FP32, ACT_INT8_BLOCK32, ACT_INT8_TOKEN
 from pocket.llm.models.config import LlmConfig
 from pocket.llm.models.gguf_blocks import DECODERS
+from pocket.llm.models.gguf_file import GgufError, check_gguf_layout  # noqa: F401 (GgufError: part of this API)
 from pocket.llm.models.model import Transformer
 
 ARCHITECTURES = {"llama": ("llama", False, False), "qwen2": ("qwen2", True, False), "qwen3": ("qwen3", False, True)}
@@ -33,10 +34,6 @@ LAYER_NAMES = {
 }
 
 
-class GgufError(ValueError):
-    """A GGUF file Pocket cannot import; the message names the problem."""
-
-
 def open_gguf(path: str | os.PathLike):
     from gguf import GGUFReader
 
@@ -46,6 +43,7 @@ def open_gguf(path: str | os.PathLike):
     with open(path, "rb") as f:
         if f.read(4) != b"GGUF":
             raise GgufError(f"{path}: not a GGUF file (wrong magic)")
+    check_gguf_layout(path)
     try:
         return GGUFReader(path)
     except Exception as e:  # the reader raises assorted errors on truncated or corrupt files
@@ -56,32 +54,78 @@ def field(reader, key, default=None):
     f = reader.fields.get(key)
     if f is None:
         return default
-    value = f.contents()
-    return value
+    try:
+        return f.contents()
+    except UnicodeDecodeError as e:
+        raise GgufError(f"{key}: a string is not valid UTF-8 ({e})") from e
+
+
+def _int(reader, key, default=None, low=1, high=1 << 24):
+    """An integer metadata value in [low, high]; GgufError naming the key otherwise."""
+    value = field(reader, key, default)
+    if value is None:
+        raise GgufError(f"{key} is missing")
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not low <= value <= high:
+        raise GgufError(f"{key} = {value!r} is not an integer in [{low}, {high}]")
+    return int(value)
+
+
+def _float(reader, key, default):
+    value = field(reader, key, default)
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.number)) or not np.isfinite(value) or value <= 0:
+        raise GgufError(f"{key} = {value!r} is not a positive number")
+    return float(value)
 
 
 def config_from_gguf(reader) -> LlmConfig:
     arch = field(reader, "general.architecture")
-    if arch not in ARCHITECTURES:
+    if not isinstance(arch, str) or arch not in ARCHITECTURES:
         raise GgufError(f"unsupported architecture {arch!r}; Pocket imports {sorted(ARCHITECTURES)}")
     family, bias, qk_norm = ARCHITECTURES[arch]
     get = lambda key, default=None: field(reader, f"{arch}.{key}", default)  # noqa: E731
-    n_heads = int(get("attention.head_count"))
-    dim = int(get("embedding_length"))
+    n_heads = _int(reader, f"{arch}.attention.head_count", high=4096)
+    dim = _int(reader, f"{arch}.embedding_length")
     tokens = field(reader, "tokenizer.ggml.tokens")
-    vocab = int(get("vocab_size", len(tokens) if tokens is not None else 0))
+    vocab = _int(reader, f"{arch}.vocab_size", len(tokens) if isinstance(tokens, list) else None, high=1 << 22)
+    n_kv_heads = _int(reader, f"{arch}.attention.head_count_kv", n_heads, high=n_heads)
+    head_dim = _int(reader, f"{arch}.attention.key_length", max(dim // n_heads, 1), high=1 << 16)
+    if n_heads % n_kv_heads or head_dim % 2:
+        raise GgufError(f"{arch}.attention.head_count {n_heads}, head_count_kv {n_kv_heads} and key_length "
+                        f"{head_dim} do not fit (heads must split evenly over KV heads, key_length must be even)")
     if get("rope.scaling.type") not in (None, "none", "linear") or get("rope.scaling.factor", 1.0) not in (None, 1.0):
         raise GgufError(f"unsupported rope scaling {get('rope.scaling.type')!r}")
     names = {t.name for t in reader.tensors}
+    bos = field(reader, "tokenizer.ggml.bos_token_id")
+    eos = field(reader, "tokenizer.ggml.eos_token_id")
+    for key, token in (("bos", bos), ("eos", eos)):
+        if token is not None and (not isinstance(token, (int, np.integer)) or not 0 <= token < vocab):
+            raise GgufError(f"tokenizer.ggml.{key}_token_id = {token!r} is not a token id (vocabulary of {vocab})")
     return LlmConfig(
-        vocab_size=vocab, dim=dim, n_layers=int(get("block_count")), n_heads=n_heads,
-        n_kv_heads=int(get("attention.head_count_kv", n_heads)), hidden_dim=int(get("feed_forward_length")),
-        head_dim=int(get("attention.key_length", dim // n_heads)),
-        norm_eps=float(get("attention.layer_norm_rms_epsilon", 1e-5)), rope_theta=float(get("rope.freq_base", 10000.0)),
+        vocab_size=vocab, dim=dim, n_layers=_int(reader, f"{arch}.block_count", high=4096), n_heads=n_heads,
+        n_kv_heads=n_kv_heads, hidden_dim=_int(reader, f"{arch}.feed_forward_length"), head_dim=head_dim,
+        norm_eps=_float(reader, f"{arch}.attention.layer_norm_rms_epsilon", 1e-5),
+        rope_theta=_float(reader, f"{arch}.rope.freq_base", 10000.0),
         tie_embeddings="output.weight" not in names, attention_bias=bias, qk_norm=qk_norm, family=family,
-        max_position_embeddings=int(get("context_length", 2048)),
-        bos_id=field(reader, "tokenizer.ggml.bos_token_id"),
-        eos_ids=tuple(x for x in [field(reader, "tokenizer.ggml.eos_token_id")] if x is not None))
+        max_position_embeddings=_int(reader, f"{arch}.context_length", 2048, high=1 << 24),
+        bos_id=None if bos is None else int(bos), eos_ids=() if eos is None else (int(eos),))
+
+
+def check_tensors_fit(reader, config: LlmConfig) -> None:
+    """The model the metadata describes must be the one whose tensors the file holds: checked before
+    the model is built, so a header that declares a huge model fails here, not in an allocation."""
+    shapes = {t.name: [int(s) for s in reversed(t.shape)] for t in reader.tensors}
+    embd = shapes.get("token_embd.weight")
+    if embd != [config.vocab_size, config.dim]:
+        raise GgufError(f"token_embd.weight has shape {embd}, the metadata implies [{config.vocab_size}, {config.dim}] "
+                        f"(vocab_size, embedding_length)")
+    layers = {int(n.split(".")[1]) for n in shapes if n.startswith("blk.") and n.split(".")[1].isdigit()}
+    if layers != set(range(config.n_layers)):
+        raise GgufError(f"block_count is {config.n_layers} but the file has tensors for {len(layers)} blocks "
+                        f"({sorted(layers)[:8]}...)")
+    gate = shapes.get("blk.0.ffn_gate.weight")
+    if gate is not None and gate != [config.hidden_dim, config.dim]:
+        raise GgufError(f"blk.0.ffn_gate.weight has shape {gate}, the metadata implies [{config.hidden_dim}, "
+                        f"{config.dim}] (feed_forward_length, embedding_length)")
 
 
 def _unpermute(rows: np.ndarray, n_heads: int) -> np.ndarray:
@@ -168,6 +212,7 @@ def load_gguf_model(path_or_reader, max_seq_len: int, activations: str = "fp32",
     per block of 32 where the group size allows, else per token)."""
     reader = open_gguf(path_or_reader) if isinstance(path_or_reader, (str, os.PathLike)) else path_or_reader
     config = config_from_gguf(reader)
+    check_tensors_fit(reader, config)
     model = Transformer(config, max_seq_len, init_weights=False).eval()
     expected = model.state_dict()
     permute = {"attn_q": config.n_heads, "attn_k": config.n_kv_heads} if config.family == "llama" else {}
@@ -179,10 +224,11 @@ def load_gguf_model(path_or_reader, max_seq_len: int, activations: str = "fp32",
                 warnings.warn(f"ignoring GGUF tensor {t.name}")
             continue
         part = t.name.split(".")[-2] if t.name.startswith("blk.") else None
-        w = GgufTensor(t, permute.get(part) if t.name.endswith(".weight") else None)
+        shape = tuple(int(s) for s in reversed(t.shape))
         want = tuple(expected[target].shape) if target in expected else None
-        if want is None or w.shape != want:
-            raise GgufError(f"tensor {t.name} has shape {list(w.shape)}, the metadata implies {list(want or [])}")
+        if want is None or shape != want:
+            raise GgufError(f"tensor {t.name} has shape {list(shape)}, the metadata implies {list(want or [])}")
+        w = GgufTensor(t, permute.get(part) if t.name.endswith(".weight") else None)
         _install(model, target, w, activations, requantize)
         seen.add(target)
     if config.tie_embeddings:

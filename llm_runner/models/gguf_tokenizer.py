@@ -47,7 +47,7 @@ How the result follows llama.cpp (and where Hugging Face transformers' own GGUF 
     becomes a TemplateProcessing post-processor that names bos, which pocket::Tokenizer reads
     as bos_id(). eos is not part of tokenizer.json: take it from the GGUF key.
 
-Errors are ValueError naming the key or value that is wrong ("unsupported tokenizer.ggml.pre
+Errors are GgufError (a ValueError) naming the key or value that is wrong ("unsupported tokenizer.ggml.pre
 'deepseek-llm' (supported: ...)", "no tokenizer.ggml.model: the GGUF file carries no tokenizer").
 """
 
@@ -55,6 +55,8 @@ from __future__ import annotations
 
 import json
 import os
+
+from pocket.llm.models.gguf_file import GgufError, check_gguf_layout
 
 NORMAL, UNKNOWN, CONTROL, USER_DEFINED, UNUSED, BYTE = 1, 2, 3, 4, 5, 6
 
@@ -105,10 +107,11 @@ def _open(reader_or_path):
     path = os.fspath(reader_or_path)
     if not os.path.isfile(path):
         raise FileNotFoundError(f"no such GGUF file: {path}")
+    check_gguf_layout(path)
     try:
         return GGUFReader(path)
     except Exception as e:  # the reader raises assorted errors on files that are not GGUF
-        raise ValueError(f"{path}: cannot read GGUF ({type(e).__name__}: {e})") from e
+        raise GgufError(f"{path}: cannot read GGUF ({type(e).__name__}: {e})") from e
 
 
 def _get(reader, key, default=None):
@@ -118,7 +121,7 @@ def _get(reader, key, default=None):
     try:
         return field.contents()
     except UnicodeDecodeError as e:
-        raise ValueError(f"{key}: a string is not valid UTF-8 ({e})") from e
+        raise GgufError(f"{key}: a string is not valid UTF-8 ({e})") from e
 
 
 def _token_list(reader, key, n, kind):
@@ -127,7 +130,7 @@ def _token_list(reader, key, n, kind):
         return None
     if not isinstance(values, list) or len(values) != n:
         got = len(values) if isinstance(values, list) else type(values).__name__
-        raise ValueError(f"{key} must list one {kind} per token: {n} tokens, got {got}")
+        raise GgufError(f"{key} must list one {kind} per token: {n} tokens, got {got}")
     return values
 
 
@@ -136,7 +139,7 @@ def _token_id(reader, key, n):
     if value is None:
         return None
     if not isinstance(value, int) or not 0 <= value < n:
-        raise ValueError(f"{key} = {value!r} is not a token id (there are {n} tokens)")
+        raise GgufError(f"{key} = {value!r} is not a token id (there are {n} tokens)")
     return value
 
 
@@ -148,13 +151,13 @@ def tokenizer_json_from_gguf(reader_or_path) -> bytes:
     reader = _open(reader_or_path)
     model = _get(reader, "tokenizer.ggml.model")
     if model is None:
-        raise ValueError("no tokenizer.ggml.model: the GGUF file carries no tokenizer")
+        raise GgufError("no tokenizer.ggml.model: the GGUF file carries no tokenizer")
     if model not in ("gpt2", "llama"):
-        raise ValueError(f"unsupported tokenizer.ggml.model {model!r} (supported: 'gpt2' byte-level BPE, "
+        raise GgufError(f"unsupported tokenizer.ggml.model {model!r} (supported: 'gpt2' byte-level BPE, "
                          f"'llama' SentencePiece BPE)")
     tokens = _get(reader, "tokenizer.ggml.tokens")
     if not isinstance(tokens, list) or not tokens:
-        raise ValueError("tokenizer.ggml.tokens is missing or empty")
+        raise GgufError("tokenizer.ggml.tokens is missing or empty")
     n = len(tokens)
     types = _token_list(reader, "tokenizer.ggml.token_type", n, "type") or [NORMAL] * n
     ids = {key: _token_id(reader, f"tokenizer.ggml.{key}_token_id", n)
@@ -162,7 +165,7 @@ def tokenizer_json_from_gguf(reader_or_path) -> bytes:
     if model == "gpt2":
         pre = _get(reader, "tokenizer.ggml.pre", "default")
         if pre not in PRE_TOKENIZERS:
-            raise ValueError(f"unsupported tokenizer.ggml.pre {pre!r} for a gpt2 tokenizer "
+            raise GgufError(f"unsupported tokenizer.ggml.pre {pre!r} for a gpt2 tokenizer "
                              f"(supported: {', '.join(sorted(PRE_TOKENIZERS))})")
         add_bos = _get(reader, "tokenizer.ggml.add_bos_token", pre in _BOS_BY_DEFAULT)
         doc = _byte_level_json(tokens, types, _get(reader, "tokenizer.ggml.merges"), pre)
@@ -222,7 +225,7 @@ def _template(tokens, bos, eos):
 
 def _byte_level_json(tokens, types, merges, pre):
     if not isinstance(merges, list) or not merges:
-        raise ValueError("tokenizer.ggml.merges is missing or empty (a gpt2 tokenizer needs its merges)")
+        raise GgufError("tokenizer.ggml.merges is missing or empty (a gpt2 tokenizer needs its merges)")
     vocab = _vocab(tokens)
     pre_tokenizer, ignore_merges = PRE_TOKENIZERS[pre]
     return {
@@ -256,7 +259,7 @@ def _sentencepiece_json(reader, tokens, types, unk, add_space_prefix):
     else:
         scores = _token_list(reader, "tokenizer.ggml.scores", len(tokens), "score")
         if scores is None:
-            raise ValueError("a llama tokenizer needs tokenizer.ggml.scores (or tokenizer.ggml.merges)")
+            raise GgufError("a llama tokenizer needs tokenizer.ggml.scores (or tokenizer.ggml.merges)")
         merges = _merges_from_scores(tokens, types, scores)
     normalizers = [{"type": "Replace", "pattern": {"String": " "}, "content": _SPACE}]
     if add_space_prefix:
