@@ -73,8 +73,8 @@ std::string validate_sampler_config(const SamplerConfig& s) {
     snprintf(buf, sizeof buf, "top_p must be in (0, 1], got %g", s.top_p);
   else if (!(s.min_p >= 0 && s.min_p <= 1))
     snprintf(buf, sizeof buf, "min_p must be in [0, 1], got %g", s.min_p);
-  else if (!(s.repetition_penalty > 0))
-    snprintf(buf, sizeof buf, "repetition_penalty must be > 0, got %g", s.repetition_penalty);
+  else if (!(s.repetition_penalty > 0) || std::isinf(s.repetition_penalty))  // inf * a zero logit is NaN
+    snprintf(buf, sizeof buf, "repetition_penalty must be > 0 and finite, got %g", s.repetition_penalty);
   else if (s.repeat_last_n < 0)
     snprintf(buf, sizeof buf, "repeat_last_n must be >= 0, got %d", s.repeat_last_n);
   else
