@@ -79,15 +79,15 @@ Error scatter_reduce(KernelContext& ctx, const char* op, const Tensor& self, int
     e = scatter_walk(ctx, op, d, index, &src, out, [&](int64_t o, int64_t) { ++count[o]; });
     if (e != Error::Ok) return e;
   }
-  return dispatch_kinds<Kinds::All>(ctx, op, out.dtype, [&](auto tag) {
+  Error dispatched = dispatch_kinds<Kinds::All>(ctx, op, out.dtype, [&](auto tag) {
     using T = decltype(tag);
     T* y = out.data_as<T>();
     const T* x = src.data_as<const T>();
     if (!include_self)
       for (size_t i = 0; i < n; ++i)
         if (count[i] > 0) y[i] = identity<T>(r);
-    scatter_walk(ctx, op, d, index, &src, out, [&](int64_t o, int64_t s) { y[o] = combine(r, y[o], x[s]); });
-    if (r != ScatterReduce::Mean || std::is_same<T, bool>::value) return;  // bool: or/and only
+    e = scatter_walk(ctx, op, d, index, &src, out, [&](int64_t o, int64_t s) { y[o] = combine(r, y[o], x[s]); });
+    if (e != Error::Ok || r != ScatterReduce::Mean || std::is_same<T, bool>::value) return;  // bool: or/and only
     for (size_t i = 0; i < n; ++i) {
       T c = static_cast<T>(count[i] + (include_self ? 1 : 0));
       if (count[i] == 0) continue;
@@ -95,6 +95,7 @@ Error scatter_reduce(KernelContext& ctx, const char* op, const Tensor& self, int
       else if constexpr (!std::is_same<T, bool>::value) y[i] = div_floor_int(y[i], c);
     }
   });
+  return dispatched != Error::Ok ? dispatched : e;  // a bad index stops the walk (nothing written beyond it)
 }
 
 }  // namespace detail
