@@ -47,6 +47,8 @@ EXCEPTED = {
                                  "guarded, and Pocket programs keep values in tensors",
     "aten::sym_storage_offset": "strided views are copies in Pocket (planned contiguous memory)",
     "aten::sym_stride.int": "strided views are copies in Pocket (planned contiguous memory)",
+    "aten::sym_is_contiguous": "strided views are copies in Pocket (planned contiguous memory)",
+    "aten::resize_": "in-place resize: torch.export's functional graphs have none",
 }
 
 # Core inference ops without a kernel yet (export names them in a clear error).
@@ -54,7 +56,7 @@ TODO = {
     "aten::_native_batch_norm_legit.no_stats": "instance norm",
     "aten::grid_sampler_2d": "spatial transformers, optical flow",
     "aten::diagonal": "", "aten::as_strided": "", "aten::empty_strided": "",
-    "aten::avg_pool3d": "", "aten::max_pool3d_with_indices": "", "aten::_adaptive_avg_pool3d": "",
+    "aten::avg_pool1d": "audio", "aten::adaptive_avg_pool1d": "audio", "aten::avg_pool3d": "", "aten::max_pool3d_with_indices": "", "aten::_adaptive_avg_pool3d": "",
     "aten::col2im": "", "aten::_cdist_forward": "", "aten::_pdist_forward": "",
     "aten::_embedding_bag": "", "aten::_fft_r2c": "audio front ends", "aten::_fft_c2r": "audio front ends",
     "aten::masked_scatter": "",
@@ -65,7 +67,10 @@ TODO = {
 def core_ops() -> set[str]:
     """Every overload PyTorch tags core, as 'aten::name[.overload]'."""
     out = set()
-    for name in dir(torch.ops.aten):
+    # every registered aten op (dir(torch.ops.aten) lists only the ones looked up so far)
+    names = {n.split("::", 1)[1].split(".", 1)[0] for n in torch._C._dispatch_get_all_op_names()
+             if n.startswith("aten::")}
+    for name in sorted(names):
         packet = getattr(torch.ops.aten, name, None)
         if not isinstance(packet, torch._ops.OpOverloadPacket):
             continue
