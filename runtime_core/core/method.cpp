@@ -75,16 +75,21 @@ struct TensorCheck {
       return diag.fail(Error::Unsupported, "method '%s' value %u: %u dims (at most %d supported)",
                        method, index, dim, kMaxDim);
     out->dim = static_cast<int32_t>(dim);
-    uint64_t numel = 1;
+    // extent: the product of the sizes with empty dims counted as 1, which bounds the strides too
+    // (an empty dim must not let the others grow until a stride overflows). Checked by division,
+    // so the product itself never wraps.
+    uint64_t numel = 1, extent = 1;
     for (uint32_t d = 0; d < dim; ++d) {
       int64_t s = t->sizes()->Get(d);
       if (s < 0 || s > (int64_t(1) << 40))
         return diag.fail(Error::InvalidProgram, "method '%s' value %u: size %lld of dim %u is invalid",
                          method, index, static_cast<long long>(s), d);
       out->sizes[d] = s;
-      numel *= static_cast<uint64_t>(s);
-      if (numel > (uint64_t(1) << 44))
+      const uint64_t u = s > 1 ? static_cast<uint64_t>(s) : 1;
+      if (extent > (uint64_t(1) << 44) / u)
         return diag.fail(Error::InvalidProgram, "method '%s' value %u: too many elements", method, index);
+      extent *= u;
+      numel *= static_cast<uint64_t>(s);
     }
     if (t->min_sizes() && t->min_sizes()->size() != 0) {
       if (t->min_sizes()->size() != dim)

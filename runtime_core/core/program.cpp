@@ -69,14 +69,16 @@ Error check_buffer_size(uint32_t i, const fb::MutableBuffer* b, Diag& diag) {
   uint32_t dim = b->sizes() ? b->sizes()->size() : 0;
   if (dim > static_cast<uint32_t>(kMaxDim))
     return diag.fail(Error::Unsupported, "buffer %u: %u dims (at most %d supported)", i, dim, kMaxDim);
-  uint64_t numel = 1;
+  uint64_t numel = 1, extent = 1;  // extent: empty dims count as 1 (see TensorCheck::bind in method.cpp)
   for (uint32_t d = 0; d < dim; ++d) {
     int64_t s = b->sizes()->Get(d);
     if (s < 0 || s > (int64_t(1) << 40))
       return diag.fail(Error::InvalidProgram, "buffer %u: size %lld of dim %u is invalid", i,
                        static_cast<long long>(s), d);
+    const uint64_t u = s > 1 ? static_cast<uint64_t>(s) : 1;
+    if (extent > (uint64_t(1) << 44) / u) return diag.fail(Error::InvalidProgram, "buffer %u: too many elements", i);
+    extent *= u;
     numel *= static_cast<uint64_t>(s);
-    if (numel > (uint64_t(1) << 44)) return diag.fail(Error::InvalidProgram, "buffer %u: too many elements", i);
   }
   uint64_t need = numel * element_size(static_cast<ScalarType>(b->dtype()));
   if (b->nbytes() != need)

@@ -59,11 +59,13 @@ void Tensor::set_contiguous_strides() {
 
 Error Tensor::resize(const int64_t* new_sizes, int new_dim) {
   if (new_dim < 0 || new_dim > kMaxDim) return Error::OutOfRange;
-  uint64_t n = 1;
+  uint64_t n = 1, extent = 1;  // extent: empty dims count as 1, so the strides stay in range too
   for (int d = 0; d < new_dim; ++d) {
     if (new_sizes[d] < 0) return Error::InvalidArgument;
+    const uint64_t u = new_sizes[d] > 1 ? static_cast<uint64_t>(new_sizes[d]) : 1;
+    if (extent > (uint64_t(1) << 48) / u) return Error::OutOfRange;  // by division: never wraps
+    extent *= u;
     n *= static_cast<uint64_t>(new_sizes[d]);
-    if (n > (uint64_t(1) << 48)) return Error::OutOfRange;
   }
   if (n * element_size(dtype) > capacity) return Error::OutOfRange;
   dim = new_dim;
