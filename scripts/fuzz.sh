@@ -87,6 +87,7 @@ run_target() {
   fi
   local execs cov ft
   execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
+  [ -n "$execs" ] || execs=$(grep -c '^Executed ' "$log")  # replay only: the inputs replayed
   cov=$(grep -oE 'cov: [0-9]+ ft: [0-9]+' "$log" | tail -1)
   ft=${cov##* }
   cov=$(echo "$cov" | awk '{print $2}')
