@@ -439,3 +439,12 @@ def test_wheel_runs_a_program_without_torch(tmp_path):
     r = subprocess.run([py, "-c", code, model, repr(list(shape))], capture_output=True, text=True, cwd=str(tmp_path))
     assert r.returncode == 0, r.stderr
     np.testing.assert_allclose(np.array(r.stdout.split(), np.float32), want, rtol=1e-6, atol=1e-6)
+
+
+def test_packaging_folder_never_shadows_the_packaging_library():
+    """DESIGN.md: packaging/ is pocket.packaging, never a top-level `packaging` (pip, torch and
+    setuptools import that library; a repo-root sys.path entry must not hijack it)."""
+    r = subprocess.run([sys.executable, "-c", "import packaging.version, os; print(packaging.__file__)"],
+                       cwd=ROOT, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert not os.path.realpath(r.stdout.strip()).startswith(os.path.realpath(ROOT) + os.sep)
