@@ -30,7 +30,7 @@ for f in "$root"/bindings/python/pocket/llm/*; do ln -sfn "$f" "$pkg/llm/$(basen
 ln -sfn "$root/llm_runner/models" "$pkg/llm/models"
 ln -sfn "$root/exporter" "$pkg/exporter"
 ln -sfn "$root/schema/generated/python/pocket/fb" "$pkg/fb"
-[ -d "$root/packaging/python" ] && ln -sfn "$root/packaging/python" "$pkg/packaging"
+[ -d "$root/packaging/src/packaging" ] && ln -sfn "$root/packaging/src/packaging" "$pkg/packaging"
 ln -sfn "$build"/_native*.so "$pkg/"
 cat > "$build/python/sitecustomize.py" <<'PY'
 # Written by scripts/dev_build.sh: drop an editable install's import hook so this dev build wins.
