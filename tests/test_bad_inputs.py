@@ -102,6 +102,16 @@ def test_out_of_range_arena_offset(good_bytes):
         load_bytes(tampered(good_bytes, edit)).method_info()
 
 
+@pytest.mark.parametrize("sizes", [[1 << 30, 1 << 34], [0, 1 << 35, 1 << 34]], ids=["wraps_to_zero", "empty_dim"])
+def test_shape_whose_strides_overflow(good_bytes, sizes):
+    """Found by fuzz/program.cpp: sizes whose product wraps uint64 to 0, or that an empty dim hides
+    while the strides of the others overflow int64, are refused by name."""
+    def edit(p):
+        first_tensor(p, Location.Arena).sizes = np.array(sizes, dtype=np.int64)
+    with pytest.raises(PocketError, match="too many elements"):
+        load_bytes(tampered(good_bytes, edit)).method_info()
+
+
 def test_unknown_op(good_bytes):
     def edit(p):
         p.methods[0].operators[0].name = "aten::frobnicate"
