@@ -9,6 +9,7 @@ import torch
 import pocket
 from pocket.llm import Runner
 from pocket.llm.models import LlmConfig, Transformer, export_llm
+from program_tools import pack, unpack
 from random_models import random_llm
 
 CORPUS = ["The quick brown fox jumps over the lazy dog. " * 3, "def add(a, b):\n    return a + b\n",
@@ -162,6 +163,19 @@ def test_tokenizer_bigger_than_model_vocabulary_is_an_error(setup, tmp_path):
     export_llm(Transformer(c, 16).eval()).save(tmp_path / "small.pocket")
     with pytest.raises(pocket.PocketError, match=r"tokenizer has \d+ tokens but the model's vocabulary has 100"):
         Runner(tmp_path / "small.pocket", folder / "tokenizer.json")
+
+
+@pytest.mark.parametrize("key,value", [("vocab_size", "99999999999"), ("max_seq_len", "-16")])
+def test_metadata_out_of_range_is_an_error(setup, tmp_path, key, value):
+    """Found by fuzz/embedded_tokenizer.cpp: a huge vocab_size sized a 400 GB logits buffer."""
+    folder, _, _ = setup
+    program, segments = unpack((folder / "model.pocket").read_bytes())
+    for kv in program.metadata:
+        if kv.key in (key, key.encode()):
+            kv.value = value
+    (tmp_path / "bad.pocket").write_bytes(pack(program, segments))
+    with pytest.raises(pocket.PocketError, match="metadata vocab_size .* or max_seq_len .* is out of range"):
+        Runner(tmp_path / "bad.pocket", folder / "tokenizer.json")
 
 
 def test_wrong_tokenizer_file_is_an_error(setup):
