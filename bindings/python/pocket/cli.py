@@ -92,6 +92,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--release", action="store_true", help="release mode: every target with its real toolchain")
     p.add_argument("--swift-url", help="URL the released XCFramework zip will have (Package.swift uses it with "
                    "the checksum instead of the local path)")
+    p.add_argument("--app", choices=["android", "ios"], help="write a chat app project (Gradle or XcodeGen) with "
+                   "the one program given bundled and Pocket's artifacts wired in")
+    p.add_argument("--app-name", help="with --app: the app's display name (default Pocket Chat)")
+    p.add_argument("--app-id", help="with --app: application / bundle id (default dev.pocket.demo.chat)")
     p.set_defaults(run=_package)
 
     args = parser.parse_args(argv)
@@ -124,11 +128,18 @@ def _ops(args) -> int:
 
 
 def _package(args) -> int:
-    from pocket.packaging import PackageError, package
+    from pocket.packaging import PackageError, package, package_app
 
+    say = lambda m: print(m, flush=True)  # noqa: E731
     try:
+        if args.app:
+            if len(args.programs) != 1:
+                raise PackageError(f"--app takes exactly one model (.pocket), got {len(args.programs)}")
+            package_app(args.app, args.programs[0], args.out, args.app_name, args.app_id, args.targets, args.ndk,
+                        args.standin, say)
+            return 0
         package(args.programs, out=args.out, target_spec=args.targets, ndk=args.ndk, standin=args.standin,
-                release=args.release, swift_url=args.swift_url, say=lambda m: print(m, flush=True))
+                release=args.release, swift_url=args.swift_url, say=say)
     except PackageError as e:
         print(f"error: {e}", file=sys.stderr)
         return 1

@@ -5,6 +5,7 @@ failed check is an error, never a warning.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import time
@@ -147,3 +148,34 @@ def _check_all(root, out, entries, builds):
             problems += checks.check_xcframework(e["path"], root)
     if problems:
         raise PackageError("artifact checks failed:\n  " + "\n  ".join(problems))
+
+
+def package_app(kind: str, model: str, out: str, app_name=None, app_id=None, target_spec=None, ndk=None,
+                standin=False, say=print) -> str:
+    """`pocket package --app`: an Android (Gradle) or iOS (XcodeGen) chat app project in `out`."""
+    from . import app
+
+    root = source_root()
+    if kind not in ("android", "ios"):
+        raise PackageError(f"--app {kind!r}: android or ios")
+    app.check_model(model)
+    name, ident = app.values(kind, app_name, app_id)
+    out = os.path.abspath(out)
+    if os.path.exists(out) and (not os.path.isdir(out) or os.listdir(out)):
+        raise PackageError(f"--out {out} exists and is not empty: refusing to overwrite it; choose a new folder")
+    spec = target_spec or kind
+    if any(targets.TARGETS[n].family != ("android" if kind == "android" else "apple") for n in targets.expand(spec)
+           if n in targets.TARGETS):
+        raise PackageError(f"--targets {spec} does not fit an {kind} app")
+    dist = os.path.join(out, "pocket-dist")
+    try:
+        manifest_path = package((), out=dist, target_spec=spec, ndk=ndk, standin=standin, say=say)
+    except PackageError:
+        shutil.rmtree(out, ignore_errors=True)
+        raise
+    with open(manifest_path) as f:
+        standin_built = json.load(f)["standin"]
+    app.render_project(root, kind, model, out, name, ident, dist, VERSION + ("-standin" if standin_built else ""))
+    say(f"wrote the {kind} app project {out} ({name}, {ident}); "
+        + ("open it in Android Studio" if kind == "android" else "run `xcodegen generate` there, then open it in Xcode"))
+    return out
