@@ -11,7 +11,7 @@ if [ "${1:-}" = "--test" ]; then
   debs+=(g++-aarch64-linux-gnu qemu-user junit5 kotlin openjdk-17-jdk-headless)
   debs+=(clang-14 libclang-rt-14-dev)  # libFuzzer + sanitizers: scripts/fuzz.sh, check_native.sh fuzz
   debs+=(libkotlinx-coroutines-java libkotlinx-atomicfu-java)  # the Android demo's chat-core tests
-  debs+=(aapt android-framework-res)  # pocket package tests: the AAR manifest linked against the framework
+  debs+=(ccache aapt android-framework-res)  # pocket package tests: the AAR manifest linked against the framework
 fi
 missing=()
 for d in "${debs[@]}"; do

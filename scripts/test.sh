@@ -9,6 +9,11 @@ set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 scripts/setup.sh --test || exit 1
+# Every native build of the suite through ccache (one cache for all presets and checkouts:
+# paths below the checkout are hashed relative to it).
+if command -v ccache >/dev/null 2>&1; then
+  export CMAKE_C_COMPILER_LAUNCHER=ccache CMAKE_CXX_COMPILER_LAUNCHER=ccache CCACHE_BASEDIR="$root"
+fi
 
 failed=()
 step() {  # name command...
