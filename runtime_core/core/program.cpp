@@ -160,6 +160,24 @@ Error Program::load(const uint8_t* data, uint64_t size, Program* out, Diag& diag
   return Error::Ok;
 }
 
+Error Program::check_ops(Span<const KernelEntry> kernels, Diag& diag) const {
+  const auto* methods = fb_program(root_)->methods();
+  for (uint32_t m = 0; m < methods->size(); ++m) {
+    const auto* ops = methods->Get(m)->operators();
+    for (uint32_t i = 0; ops != nullptr && i < ops->size(); ++i) {
+      const fb::Operator* op = ops->Get(i);
+      const char* name = op->name() ? op->name()->c_str() : "";
+      const char* overload = op->overload() ? op->overload()->c_str() : "";
+      if (find_kernel(kernels, name, overload) != nullptr) continue;
+      const bool dot = overload[0] != '\0' && strcmp(overload, "default") != 0;
+      return diag.fail(Error::Unsupported,
+                       "method '%s': unknown op '%s%s%s' (operator %u): this runtime has no kernel for it",
+                       methods->Get(m)->name()->c_str(), name, dot ? "." : "", dot ? overload : "", i);
+    }
+  }
+  return Error::Ok;
+}
+
 size_t Program::num_methods() const { return fb_program(root_)->methods()->size(); }
 
 const char* Program::method_name(size_t i) const {

@@ -70,6 +70,7 @@ uint64_t Module::memory_limit() const {
 Error Module::init(std::unique_ptr<FileData> data, std::string* message) {
   Diag diag;
   Error e = Program::load(data->data(), data->size(), &program_, diag);
+  if (e == Error::Ok) e = program_.check_ops(best_kernels(), diag);
   if (e != Error::Ok) {
     *message = diag.message;
     return e;

@@ -9,6 +9,7 @@
 #include <cstdint>
 
 #include "pocket/error.h"
+#include "pocket/kernel.h"
 #include "pocket/span.h"
 #include "pocket/tensor.h"
 
@@ -49,6 +50,10 @@ class Program {
   size_t buffer_nbytes(size_t i) const;
   // Writes the initial value (or zeros) of buffer `i` into `dst` (buffer_nbytes(i) bytes).
   void init_buffer(size_t i, void* dst) const;
+
+  // Checks that `kernels` has every op of every method, without loading any method: a runtime
+  // built for other programs (a selective build) refuses the file at load, naming the op.
+  Error check_ops(Span<const KernelEntry> kernels, Diag& diag) const;
 
   // The embedded tokenizer's bytes; empty when the file has none.
   Span<const uint8_t> tokenizer() const;
