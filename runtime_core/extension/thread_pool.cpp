@@ -2,7 +2,6 @@
 
 #include <chrono>
 #include <cstdio>
-#include <fstream>
 #include <string>
 
 namespace pocket {
@@ -87,9 +86,15 @@ int default_num_threads() {
   long best = 0;
   int fastest = 0;
   for (int cpu = 0; cpu < n; ++cpu) {
-    std::ifstream f("/sys/devices/system/cpu/cpu" + std::to_string(cpu) + "/cpufreq/cpuinfo_max_freq");
+    // stdio, not <fstream>: iostreams would link libstdc++'s locale machinery (~0.5 MB) into
+    // the shipped library, which links the C++ runtime statically.
+    char path[96];
+    snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu%d/cpufreq/cpuinfo_max_freq", cpu);
+    FILE* f = fopen(path, "r");
     long khz = 0;
-    if (!(f >> khz)) return n;  // no cpufreq: count every core
+    const bool read = f != nullptr && fscanf(f, "%ld", &khz) == 1;
+    if (f != nullptr) fclose(f);
+    if (!read) return n;  // no cpufreq: count every core
     if (khz > best) {
       best = khz;
       fastest = 0;
