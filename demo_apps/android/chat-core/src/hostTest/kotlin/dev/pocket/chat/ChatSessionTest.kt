@@ -72,8 +72,11 @@ class ChatSessionTest {
         session.send("Again")
         val next = session.state.messages.last()
         assertEquals(4, session.state.messages.size)
+        // The next reply runs to its end: 40 new tokens, or fewer when the 128-token context fills
+        // (how much the stopped reply used depends on when the stop landed).
         assertFalse(next.stopped)
-        assertEquals(40, next.stats!!.tokens)
+        assertNull(session.state.error)
+        assertTrue(next.stats!!.tokens in 1..40, "${next.stats}")
         session.close()
     }
 
@@ -87,7 +90,10 @@ class ChatSessionTest {
         val reply = session.state.messages.last()
         assertTrue(reply.stopped && !reply.streaming, "$reply")
         session.send("Again")  // the runner is free again
-        assertEquals(40, session.state.messages.last().stats!!.tokens)
+        val next = session.state.messages.last()
+        assertFalse(next.stopped)
+        assertNull(session.state.error)
+        assertTrue(next.stats!!.tokens in 1..40, "${next.stats}")
         session.close()
     }
 
