@@ -15,11 +15,10 @@ import sys
 import zipfile
 
 import numpy as np
-import pytest
 
 from conftest import GOLDEN, ROOT, artifacts, need, need_module
 
-from pocket.packaging import PackageError, apple, checks
+from pocket.packaging import apple, checks
 from pocket.packaging import manifest as mf
 
 
@@ -114,7 +113,6 @@ def test_aar_check_rejects_broken_artifacts(dist, tmp_path):
     with zipfile.ZipFile(aar) as zf:
         classes = zf.read("classes.jar")
         lib = zf.read("jni/arm64-v8a/libpocket.so")
-        jni = zf.read("jni/arm64-v8a/libpocket_jni.so")
         rules = zf.read("proguard.txt").decode()
         manifest = zf.read("AndroidManifest.xml").decode()
 
@@ -195,35 +193,7 @@ def test_junit_suite_runs_against_the_aar_classes(dist, tmp_path):
     assert " 0 tests failed" in r.stdout
 
 
-# ------------------------------------------------------------------ Maven + Gradle
-
-GRADLE_BUILD = """
-apply plugin: 'java'
-apply plugin: 'application'
-mainClassName = 'RunModel'
-sourceCompatibility = 1.8
-targetCompatibility = 1.8
-repositories { maven { url '%s' } }
-dependencies { compile 'dev.pocket:pocket-java:0.1.0' }
-"""
-RUN_MODEL = """
-import dev.pocket.*;
-public class RunModel {
-  public static void main(String[] args) throws Exception {
-    try (Module m = Module.load(args[0])) {
-      TensorInfo in = m.getMethodMetadata("forward").getInputs()[0];
-      long[] shape = in.getMaxShape();
-      int n = 1; for (long d : shape) n *= (int) d;
-      float[] x = new float[n]; java.util.Arrays.fill(x, 1f);
-      float[] y = m.forward(EValue.from(Tensor.fromBlob(x, shape)))[0].toTensor().getDataAsFloatArray();
-      StringBuilder sb = new StringBuilder();
-      for (float v : y) sb.append(v).append('\\n');
-      System.out.print(sb);
-    }
-  }
-}
-"""
-
+# ------------------------------------------------------------------ helpers
 
 def _ones_forward(model):
     import pocket

@@ -20,7 +20,6 @@ import json
 import os
 import shutil
 import subprocess
-import tempfile
 import time
 import zipfile
 

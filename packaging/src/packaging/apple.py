@@ -51,10 +51,6 @@ def _headers(root, dest):
         f.write(text.replace('#include "pocket/pocket.h"', '#include "pocket.h"'))
 
 
-def library_identifier(target) -> str:
-    return f"{target.platform}-{'_'.join(target.archs)}" + (f"-{target.variant}" if target.variant else "")
-
-
 def write_xcframework(root: str, out: str, builds: list) -> str:
     """builds: NativeBuild of apple targets (with .target_info set to the Target)."""
     standin = any(b.standin for b in builds)
