@@ -52,6 +52,13 @@ const KernelEntry* find_kernel(Span<const KernelEntry> table, const char* name,
   return nullptr;
 }
 
+Error fail_unknown_op(Diag& diag, const char* method, const char* name, const char* overload,
+                      uint32_t index) {
+  const bool dot = overload[0] != '\0' && strcmp(overload, "default") != 0;
+  return diag.fail(Error::Unsupported, "method '%s': unknown op '%s%s%s' (operator %u): this runtime has no kernel for it",
+                   method, name, dot ? "." : "", dot ? overload : "", index);
+}
+
 size_t signature_arity(const char* signature) {
   size_t n = 0;
   for (const char* p = signature; *p; ++p) n += *p != '>';

@@ -272,10 +272,7 @@ Error Method::load_steps(const void* fbm, const MethodMemory& memory, Diag& diag
     const char* name = op->name() ? op->name()->c_str() : "";
     const char* overload = op->overload() ? op->overload()->c_str() : "";
     resolved[i] = find_kernel(table, name, overload);
-    if (resolved[i] == nullptr)
-      return diag.fail(Error::Unsupported, "method '%s': unknown op '%s%s%s' (operator %u): this runtime has no kernel for it",
-                       name_, name, overload[0] && strcmp(overload, "default") ? "." : "",
-                       strcmp(overload, "default") ? overload : "", i);
+    if (resolved[i] == nullptr) return fail_unknown_op(diag, name_, name, overload, i);
   }
   uint32_t n = m->steps() ? m->steps()->size() : 0;
   steps_ = {alloc_array<Step>(memory.allocator, n), n};

@@ -168,11 +168,8 @@ Error Program::check_ops(Span<const KernelEntry> kernels, Diag& diag) const {
       const fb::Operator* op = ops->Get(i);
       const char* name = op->name() ? op->name()->c_str() : "";
       const char* overload = op->overload() ? op->overload()->c_str() : "";
-      if (find_kernel(kernels, name, overload) != nullptr) continue;
-      const bool dot = overload[0] != '\0' && strcmp(overload, "default") != 0;
-      return diag.fail(Error::Unsupported,
-                       "method '%s': unknown op '%s%s%s' (operator %u): this runtime has no kernel for it",
-                       methods->Get(m)->name()->c_str(), name, dot ? "." : "", dot ? overload : "", i);
+      if (find_kernel(kernels, name, overload) == nullptr)
+        return fail_unknown_op(diag, methods->Get(m)->name()->c_str(), name, overload, i);
     }
   }
   return Error::Ok;

@@ -126,6 +126,11 @@ Span<const KernelEntry> best_kernels();
 const KernelEntry* find_kernel(Span<const KernelEntry> table, const char* name,
                                const char* overload);
 
+// Fails with Unsupported and the one message for an op `table` lacks ("method 'forward':
+// unknown op 'aten::x.y' (operator 3): ..."), shared by load-time and method-load checks.
+Error fail_unknown_op(Diag& diag, const char* method, const char* name, const char* overload,
+                      uint32_t index);
+
 // Number of arguments (inputs plus outputs) a signature describes.
 size_t signature_arity(const char* signature);
 
