@@ -76,6 +76,9 @@ def test_android_app_project(chat_model, tmp_path):
     build = (out / "app" / "build.gradle.kts").read_text()
     assert 'noCompress += "pocket"' in build and "libs.pocket.android" in build
     assert (out / "settings.gradle.kts").is_file() and (out / "chat-core" / "build.gradle.kts").is_file()
+    # The release workflow's emulator run (connectedDebugAndroidTest) needs the instrumented tests.
+    assert (out / "app/src/androidTest/kotlin/dev/pocket/demo/chat/ChatAppTest.kt").is_file()
+    assert "testInstrumentationRunner" in build and "ui.test.junit4" in build
 
 
 def test_ios_app_project(chat_model, tmp_path):
