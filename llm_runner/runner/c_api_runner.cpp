@@ -15,6 +15,7 @@ using pocket::detail::c_ok;
 
 struct pk_runner {
   std::unique_ptr<pocket::Runner> runner;
+  std::string piece;  // pk_runner_next's last piece; written only inside Runner::next's claim
 };
 
 struct pk_generation_config {
@@ -30,12 +31,21 @@ const pocket::GenerationConfig& config_of(const pk_generation_config* c) {
   return c ? c->config : defaults;
 }
 
+// Applies f to a copy of the config and keeps it only when the sampler settings stay valid:
+// validate_sampler_config is the one check of every binding (the config was valid before, so
+// what it names is the value just set).
 template <typename F>
 pk_status set(pk_generation_config* c, F&& f) {
   if (c == nullptr) return null_arg("config");
-  f(c->config);
+  pocket::GenerationConfig changed = c->config;
+  f(changed);
+  std::string bad = pocket::validate_sampler_config(changed.sampler);
+  if (!bad.empty()) return c_fail(Error::InvalidArgument, bad);
+  c->config = std::move(changed);
   return c_ok();
 }
+
+pk_status status_of(Error e, const std::string& message) { return e == Error::Ok ? c_ok() : c_fail(e, message); }
 
 // Streams through a C callback; a nonzero return stops generation.
 std::function<bool(const std::string&)> piece_sink(pk_piece_callback cb, void* user) {
@@ -168,6 +178,43 @@ pk_status pk_runner_reset(pk_runner* r) {
     std::string message;
     Error e = r->runner->reset(&message);
     return e == Error::Ok ? c_ok() : c_fail(e, message);
+  });
+}
+
+pk_status pk_runner_start(pk_runner* r, const char* prompt, const pk_generation_config* c, uint64_t* generation) {
+  return c_guarded([&] {
+    if (r == nullptr) return null_arg("runner");
+    if (prompt == nullptr) return null_arg("prompt");
+    if (generation == nullptr) return null_arg("generation");
+    std::string message;
+    return status_of(r->runner->begin(prompt, config_of(c), generation, &message), message);
+  });
+}
+
+pk_status pk_runner_start_chat(pk_runner* r, const char* message_text, const pk_generation_config* c,
+                               uint64_t* generation) {
+  return c_guarded([&] {
+    if (r == nullptr) return null_arg("runner");
+    if (message_text == nullptr) return null_arg("message");
+    if (generation == nullptr) return null_arg("generation");
+    std::string message;
+    return status_of(r->runner->begin_chat(message_text, config_of(c), generation, &message), message);
+  });
+}
+
+pk_status pk_runner_next(pk_runner* r, uint64_t generation, const char** piece, size_t* size, int* done) {
+  return c_guarded([&] {
+    if (r == nullptr) return null_arg("runner");
+    if (piece == nullptr || size == nullptr || done == nullptr) return null_arg("piece/size/done");
+    bool finished = false;
+    std::string message;
+    // r->piece is written only while this call holds the runner (Runner::next claims it).
+    Error e = r->runner->next(generation, &r->piece, &finished, &message);
+    if (e != Error::Ok) return c_fail(e, message);
+    *piece = r->piece.c_str();
+    *size = r->piece.size();
+    *done = finished ? 1 : 0;
+    return c_ok();
   });
 }
 

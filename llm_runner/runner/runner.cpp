@@ -21,6 +21,11 @@ double now_ms() {
   return duration<double, std::milli>(steady_clock::now().time_since_epoch()).count();
 }
 
+// Tokens decoded before the new ones when streaming text: enough for the rules that look at
+// neighbours (a SentencePiece start-of-text space, llama2.c's space after BOS) to see the same
+// thing decoding the whole answer would, at a cost per token that does not grow with it.
+constexpr size_t kDecodeContext = 8;
+
 // Largest vocabulary a program may declare (real ones have up to ~256K tokens).
 constexpr int64_t kMaxVocab = int64_t(1) << 24;
 
@@ -238,7 +243,7 @@ Error Runner::start(const std::vector<int32_t>& prompt, const GenerationConfig& 
   sampler_ = make_sampler(config.sampler);
   stream_ = std::make_unique<TextStream>(config.stop_strings);
   generated_.clear();
-  decoded_.clear();
+  decoded_ = 0;
   const double load_ms = stats_.load_ms;
   stats_ = GenerationStats();
   stats_.load_ms = load_ms;
@@ -278,14 +283,8 @@ Error Runner::step(int32_t* token, std::string* piece, bool* done, std::string* 
   *token = t;
   generated_.push_back(t);
   stats_.generated_tokens = static_cast<int32_t>(generated_.size());
-  // Decode everything generated so far and hand the stream only the new bytes, so tokenizers
-  // whose pieces depend on their neighbours (leading spaces) stream exactly what decode() gives.
-  std::string text = tokenizer_->decode(generated_);
   bool stopped = false;
-  if (text.size() >= decoded_.size() && text.compare(0, decoded_.size(), decoded_) == 0) {
-    *piece = stream_->push(text.substr(decoded_.size()), &stopped);
-    decoded_ = text;
-  }
+  *piece = stream_->push(decode_new(), &stopped);
   if (stopped) return finish("stop_string");
   // The token is fed even when it is the last one wanted, so a chat's cache holds the
   // whole reply.
@@ -300,22 +299,53 @@ Error Runner::step(int32_t* token, std::string* piece, bool* done, std::string* 
   return Error::Ok;
 }
 
-// Steps the generation start() began (with result `e`) to its end, streaming text to on_piece.
-Error Runner::stream(const std::function<bool(const std::string&)>& on_piece, Error e, std::string* message) {
-  for (bool done = false; e == Error::Ok && !done;) {
+// The bytes the tokens of generated_ not yet decoded add to the text: a window of them and
+// up to kDecodeContext tokens before, minus the decoding of those alone. Tokenizers whose
+// decoding of earlier bytes changes with what follows (a whole-output strip) hold the bytes
+// back until it stops changing, as decoding everything each time would.
+std::string Runner::decode_new() {
+  const size_t from = decoded_ > kDecodeContext ? decoded_ - kDecodeContext : 0;
+  const auto first = generated_.begin() + static_cast<std::ptrdiff_t>(from);
+  const std::string before = tokenizer_->decode(std::vector<int32_t>(first, first + (decoded_ - from)));
+  const std::string text = tokenizer_->decode(std::vector<int32_t>(first, generated_.end()));
+  if (text.size() < before.size() || text.compare(0, before.size(), before) != 0) return "";
+  decoded_ = generated_.size();
+  return text.substr(before.size());
+}
+
+// Steps until a token completes some text or the generation ends (*done, *piece empty); the
+// tokens go to *tokens when it is not null.
+Error Runner::pull(std::vector<int32_t>* tokens, std::string* piece, bool* done, std::string* message) {
+  piece->clear();
+  std::string text;
+  for (;;) {
     int32_t token;
-    std::string piece;
-    e = step(&token, &piece, &done, message);
-    if (e == Error::Ok && !piece.empty() && !on_piece(piece)) stop();
+    Error e = step(&token, &text, done, message);
+    if (e != Error::Ok) return e;
+    if (tokens != nullptr && token >= 0) tokens->push_back(token);
+    if (!text.empty()) {  // the last text comes on its own; the next pull then says done
+      *piece = std::move(text);
+      *done = false;
+      return Error::Ok;
+    }
+    if (*done) return Error::Ok;
+  }
+}
+
+// Pulls the generation start() began (with result `e`) to its end, pushing text to on_piece.
+Error Runner::stream(const std::function<bool(const std::string&)>& on_piece, Error e, std::string* message) {
+  std::string piece;
+  for (bool done = false; e == Error::Ok && !done;) {
+    e = pull(nullptr, &piece, &done, message);
+    if (e == Error::Ok && !done && !on_piece(piece)) stop();
   }
   return e;
 }
 
-Error Runner::begin(const std::vector<int32_t>& prompt, const GenerationConfig& config, uint64_t* id,
-                    std::string* message) {
+Error Runner::begin(const std::string& prompt, const GenerationConfig& config, uint64_t* id, std::string* message) {
   Claim claim(mutex_);
   if (!claim.held()) return busy("begin", message);
-  Error e = start(prompt, config, message);
+  Error e = start_text(prompt, config, message);
   *id = generation_;
   return e;
 }
@@ -329,7 +359,7 @@ Error Runner::begin_chat(const std::string& user, const GenerationConfig& config
   return e;
 }
 
-Error Runner::next(uint64_t id, int32_t* token, std::string* piece, bool* done, std::string* message) {
+Error Runner::next(uint64_t id, std::string* piece, bool* done, std::string* message) {
   Claim claim(mutex_);
   if (!claim.held()) return busy("next", message);
   if (id != generation_) {
@@ -337,7 +367,7 @@ Error Runner::next(uint64_t id, int32_t* token, std::string* piece, bool* done, 
                "replaced it";
     return Error::Cancelled;
   }
-  return step(token, piece, done, message);
+  return pull(nullptr, piece, done, message);
 }
 
 Error Runner::generate_ids(const std::vector<int32_t>& prompt, const GenerationConfig& config, std::vector<int32_t>* out,
@@ -347,25 +377,26 @@ Error Runner::generate_ids(const std::vector<int32_t>& prompt, const GenerationC
   pos_ = 0;
   chat_started_ = false;
   Error e = start(prompt, config, message);
-  for (bool done = false; e == Error::Ok && !done;) {
-    int32_t token;
-    std::string piece;
-    e = step(&token, &piece, &done, message);
-    if (e == Error::Ok && token >= 0) out->push_back(token);
-  }
+  std::string piece;
+  for (bool done = false; e == Error::Ok && !done;) e = pull(out, &piece, &done, message);
   return e;
+}
+
+Error Runner::start_text(const std::string& prompt, const GenerationConfig& config, std::string* message) {
+  ++generation_;  // also when encoding fails: a pulled generation cannot go on from a reset cache
+  pos_ = 0;
+  chat_started_ = false;
+  std::vector<int32_t> ids;
+  Error e = tokenizer_->encode(prompt, true, &ids, message);
+  if (e != Error::Ok) return e;
+  return start(ids, config, message);
 }
 
 Error Runner::generate(const std::string& prompt, const GenerationConfig& config,
                        const std::function<bool(const std::string&)>& on_piece, std::string* message) {
   Claim claim(mutex_);
   if (!claim.held()) return busy("generate", message);
-  pos_ = 0;
-  chat_started_ = false;
-  std::vector<int32_t> ids;
-  Error e = tokenizer_->encode(prompt, true, &ids, message);
-  if (e != Error::Ok) return e;
-  return stream(on_piece, start(ids, config, message), message);
+  return stream(on_piece, start_text(prompt, config, message), message);
 }
 
 std::string Runner::format_chat_turn(const std::string& user) const {

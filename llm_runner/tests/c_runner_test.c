@@ -109,7 +109,56 @@ int main(int argc, char** argv) {
         decode_rate, generated);
   CHECK(strcmp(pk_runner_stop_reason(r), "max_new_tokens") == 0, "stop reason %s", pk_runner_stop_reason(r));
 
+  /* Pulled: the same pieces as the callback's, then done (again and again). */
+  pk_generation_config_set_max_new_tokens(c, (int32_t)n_want);
+  uint64_t g = 0;
+  CHECK(pk_runner_start(r, prompt_text, c, &g) == PK_STATUS_OK, "start");
+  Sink pulled = {{0}, 0, 0, 0};
+  const char* piece = NULL;
+  size_t size = 0;
+  int done = 0, steps = 0;
+  while (pk_runner_next(r, g, &piece, &size, &done) == PK_STATUS_OK && !done && steps++ < 1000) {
+    CHECK(size > 0, "a piece that is not done is not empty");
+    collect(piece, size, &pulled);
+  }
+  CHECK(done && size == 0, "the generation ends with done and no piece");
+  CHECK(pulled.size == n_dec && memcmp(pulled.text, decoded, n_dec) == 0, "pulled text differs from decode(ids)");
+  CHECK(pulled.pieces == sink.pieces, "pulled %d pieces, the callback got %d", pulled.pieces, sink.pieces);
+  CHECK(strcmp(pk_runner_stop_reason(r), "max_new_tokens") == 0, "pulled stop reason %s", pk_runner_stop_reason(r));
+  CHECK(pk_runner_next(r, g, &piece, &size, &done) == PK_STATUS_OK && done && size == 0, "done stays done");
+  CHECK(pk_runner_stats(r, NULL, NULL, NULL, NULL, NULL, &generated) == PK_STATUS_OK && generated == (int32_t)n_want,
+        "pulled stats: %d tokens", generated);
+  /* stop (cancel) between two pulls; a later start supersedes an earlier generation */
+  CHECK(pk_runner_start(r, prompt_text, c, &g) == PK_STATUS_OK, "start");
+  CHECK(pk_runner_next(r, g, &piece, &size, &done) == PK_STATUS_OK && !done, "first piece");
+  pk_runner_stop(r);
+  CHECK(pk_runner_next(r, g, &piece, &size, &done) == PK_STATUS_OK && done, "done after stop");
+  CHECK(strcmp(pk_runner_stop_reason(r), "cancelled") == 0, "stop reason after stop: %s", pk_runner_stop_reason(r));
+  uint64_t g2 = 0;
+  CHECK(pk_runner_start(r, prompt_text, c, &g) == PK_STATUS_OK, "start");
+  CHECK(pk_runner_start(r, prompt_text, c, &g2) == PK_STATUS_OK && g2 != g, "start again");
+  CHECK(pk_runner_next(r, g, &piece, &size, &done) == PK_STATUS_CANCELLED &&
+            strstr(pk_last_error(), "superseded") != NULL, "a superseded generation is CANCELLED");
+  CHECK(pk_runner_next(r, g2, &piece, &size, &done) == PK_STATUS_OK && !done, "the new one goes on");
+  CHECK(pk_runner_reset(r) == PK_STATUS_OK, "reset");
+  CHECK(pk_runner_next(r, g2, &piece, &size, &done) == PK_STATUS_CANCELLED, "reset supersedes");
+  /* chat pulled: the cache grows by the turn */
+  CHECK(pk_runner_start_chat(r, "Hi", c, &g) == PK_STATUS_OK, "start_chat");
+  while (pk_runner_next(r, g, &piece, &size, &done) == PK_STATUS_OK && !done) {
+  }
+  CHECK(done && pk_runner_position(r) > (int32_t)n_want, "pulled chat turn");
+  /* misuse */
+  CHECK(pk_runner_start(NULL, "x", c, &g) == PK_STATUS_INVALID_ARGUMENT, "start: NULL runner");
+  CHECK(pk_runner_start(r, NULL, c, &g) == PK_STATUS_INVALID_ARGUMENT, "start: NULL prompt");
+  CHECK(pk_runner_start(r, "x", c, NULL) == PK_STATUS_INVALID_ARGUMENT, "start: NULL generation");
+  CHECK(pk_runner_start_chat(r, NULL, c, &g) == PK_STATUS_INVALID_ARGUMENT, "start_chat: NULL message");
+  CHECK(pk_runner_next(NULL, g, &piece, &size, &done) == PK_STATUS_INVALID_ARGUMENT, "next: NULL runner");
+  CHECK(pk_runner_next(r, g, NULL, &size, &done) == PK_STATUS_INVALID_ARGUMENT &&
+            strstr(pk_last_error(), "NULL") != NULL, "next: NULL piece");
+  CHECK(pk_runner_next(r, g + 100, &piece, &size, &done) == PK_STATUS_CANCELLED, "next: unknown generation");
+
   /* A callback that returns nonzero stops the generation. */
+  pk_generation_config_set_max_new_tokens(c, (int32_t)n_want);
   Sink early = {{0}, 0, 0, 2};
   CHECK(pk_runner_generate(r, prompt_text, c, collect, &early) == PK_STATUS_OK, "generate with early stop");
   CHECK(strcmp(pk_runner_stop_reason(r), "cancelled") == 0, "stop reason after callback stop: %s",
@@ -131,9 +180,17 @@ int main(int argc, char** argv) {
             strstr(pk_last_error(), "context overflow") != NULL, "prompt longer than the context");
   CHECK(pk_runner_generate(NULL, "x", c, collect, &sink) == PK_STATUS_INVALID_ARGUMENT, "NULL runner");
   CHECK(pk_runner_generate(r, NULL, c, collect, &sink) == PK_STATUS_INVALID_ARGUMENT, "NULL prompt");
-  CHECK(pk_generation_config_set_temperature(c, -1.0f) == PK_STATUS_OK, "set temperature");
-  CHECK(pk_runner_generate(r, "x", c, collect, &sink) == PK_STATUS_INVALID_ARGUMENT &&
+  /* Sampler values are checked once, by the setters; a refused one leaves the config as it was. */
+  CHECK(pk_generation_config_set_temperature(c, -1.0f) == PK_STATUS_INVALID_ARGUMENT &&
             strstr(pk_last_error(), "temperature") != NULL, "negative temperature");
+  CHECK(pk_generation_config_set_repetition_penalty(c, 1.0f / 0.0f) == PK_STATUS_INVALID_ARGUMENT &&
+            strstr(pk_last_error(), "repetition_penalty") != NULL, "infinite repetition penalty");
+  CHECK(pk_generation_config_set_top_p(c, 0.0f) == PK_STATUS_INVALID_ARGUMENT, "top_p 0");
+  CHECK(pk_generation_config_set_min_p(c, 0.0f / 0.0f) == PK_STATUS_INVALID_ARGUMENT, "min_p NaN");
+  CHECK(pk_generation_config_set_top_k(c, -2) == PK_STATUS_INVALID_ARGUMENT, "top_k -2");
+  Sink after_refusal = {{0}, 0, 0, 0};
+  CHECK(pk_runner_generate(r, "x", c, collect, &after_refusal) == PK_STATUS_OK &&
+            strcmp(pk_runner_stop_reason(r), "max_new_tokens") == 0, "a config after refused values still works");
   pk_runner* bad = NULL;
   CHECK(pk_runner_create(model, NULL, &bad) == PK_STATUS_NOT_FOUND && bad == NULL, "no embedded tokenizer");
   CHECK(pk_runner_create(model, model, &bad) != PK_STATUS_OK && bad == NULL, "a .pocket file as tokenizer");

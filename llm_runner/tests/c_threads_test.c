@@ -6,6 +6,9 @@
  *  - one runner, 3 threads x 4 greedy generations: the golden ids or PK_STATUS_BUSY;
  *  - pk_runner_stop from another thread mid-generation, then the golden ids again;
  *  - calls from inside a piece callback: BUSY for a generation, stats work;
+ *  - a pulled generation (pk_runner_start/next): two threads pulling it get pieces or BUSY,
+ *    never a wrong status, and together the whole text; pk_runner_stop from another thread
+ *    between pulls ends it as cancelled;
  *  - a memory limit under the module's arena: OUT_OF_MEMORY naming the limit, then raised. */
 #define _POSIX_C_SOURCE 200809L
 
@@ -183,6 +186,13 @@ static int reentrant_piece(const char* piece, size_t size, void* user) {
   if (atomic_load(&c->pieces) == 1) {
     int32_t ids[4];
     size_t n = 0;
+    uint64_t g = 0;
+    const char* p = NULL;
+    size_t p_size = 0;
+    int done = 0;
+    CHECK_STATUS(pk_runner_start(c->runner, "x", NULL, &g), PK_STATUS_BUSY, "busy");
+    CHECK_STATUS(pk_runner_start_chat(c->runner, "x", NULL, &g), PK_STATUS_BUSY, "busy");
+    CHECK_STATUS(pk_runner_next(c->runner, g, &p, &p_size, &done), PK_STATUS_BUSY, "busy");
     CHECK_STATUS(pk_runner_generate_ids(c->runner, c->prompt, c->n_prompt, NULL, ids, 4, &n), PK_STATUS_BUSY, "busy");
     CHECK_STATUS(pk_runner_reset(c->runner), PK_STATUS_BUSY, "busy");
     int32_t generated = -1;
@@ -215,6 +225,87 @@ static void* generate_long(void* arg) {
   CHECK(s == PK_STATUS_OK, "generation stopped from another thread returns OK, got %s", pk_status_string(s));
   pk_generation_config_destroy(config);
   return NULL;
+}
+
+/* ---------------------------------------------------------------- a pulled generation */
+
+typedef struct {
+  pk_runner* runner;
+  uint64_t generation;
+  atomic_int bytes, pieces, busy, wrong, done;
+  atomic_int stop_sent;
+} PullCase;
+
+/* Pulls until done; counts what it got. */
+static void* pull_loop(void* arg) {
+  PullCase* c = (PullCase*)arg;
+  for (int calls = 0; calls < 100000 && !atomic_load(&c->done); ++calls) {
+    const char* piece = NULL;
+    size_t size = 0;
+    int done = 0;
+    pk_status s = pk_runner_next(c->runner, c->generation, &piece, &size, &done);
+    if (s == PK_STATUS_BUSY) {
+      atomic_fetch_add(&c->busy, 1);
+    } else if (s != PK_STATUS_OK) {
+      fprintf(stderr, "pull: %s: %s\n", pk_status_string(s), pk_last_error());
+      atomic_fetch_add(&c->wrong, 1);
+      return NULL;
+    } else if (done) {
+      atomic_store(&c->done, 1);
+    } else {
+      atomic_fetch_add(&c->bytes, (int)size);
+      atomic_fetch_add(&c->pieces, 1);
+    }
+  }
+  return NULL;
+}
+
+static int count_bytes(const char* piece, size_t size, void* user) {
+  (void)piece;
+  *(size_t*)user += size;
+  return 0;
+}
+
+static void test_pulled_generation(pk_runner* r, size_t n_want) {
+  static PullCase c;
+  memset(&c, 0, sizeof c);
+  c.runner = r;
+  pk_generation_config* config = NULL;
+  pk_generation_config_create(&config);
+  pk_generation_config_set_max_new_tokens(config, (int32_t)n_want);
+  size_t n_text = 0;  /* bytes of the text a callback gets */
+  CHECK_STATUS(pk_runner_generate(r, "Once upon a time", config, count_bytes, &n_text), PK_STATUS_OK, NULL);
+
+  /* two threads pull one generation: together they get the whole text */
+  CHECK_STATUS(pk_runner_start(r, "Once upon a time", config, &c.generation), PK_STATUS_OK, NULL);
+  pthread_t threads[2];
+  for (int t = 0; t < 2; ++t) pthread_create(&threads[t], NULL, pull_loop, &c);
+  for (int t = 0; t < 2; ++t) pthread_join(threads[t], NULL);
+  printf("pull: %d pieces, %d busy from 2 threads\n", atomic_load(&c.pieces), atomic_load(&c.busy));
+  CHECK(atomic_load(&c.wrong) == 0 && atomic_load(&c.done) == 1, "pulling from two threads failed");
+  CHECK((size_t)atomic_load(&c.bytes) == n_text, "two pullers got %d bytes of %zu", atomic_load(&c.bytes), n_text);
+  CHECK(strcmp(pk_runner_stop_reason(r), "max_new_tokens") == 0, "stop reason '%s'", pk_runner_stop_reason(r));
+
+  /* stop from another thread while one pulls a long generation */
+  memset(&c, 0, sizeof c);
+  c.runner = r;
+  pk_generation_config_set_max_new_tokens(config, pk_runner_max_seq_len(r));
+  CHECK_STATUS(pk_runner_start(r, "Once upon a time", config, &c.generation), PK_STATUS_OK, NULL);
+  pthread_t puller;
+  pthread_create(&puller, NULL, pull_loop, &c);
+  while (atomic_load(&c.pieces) < 2 && !atomic_load(&c.done)) {
+    struct timespec ms = {0, 100000};
+    nanosleep(&ms, NULL);
+  }
+  pk_runner_stop(r);
+  pthread_join(puller, NULL);
+  int32_t generated = 0;
+  pk_runner_stats(r, NULL, NULL, NULL, NULL, NULL, &generated);
+  CHECK(atomic_load(&c.done) == 1 && atomic_load(&c.wrong) == 0, "the stopped pull did not end cleanly");
+  CHECK(strcmp(pk_runner_stop_reason(r), "cancelled") == 0, "stop reason after pk_runner_stop: '%s'",
+        pk_runner_stop_reason(r));
+  CHECK(generated < pk_runner_max_seq_len(r), "%d tokens generated despite the stop", generated);
+  pk_generation_config_destroy(config);
 }
 
 static void test_shared_runner(const char* dir, const int32_t* prompt, size_t n_prompt, const int32_t* want,
@@ -263,6 +354,7 @@ static void test_shared_runner(const char* dir, const int32_t* prompt, size_t n_
   atomic_store(&c.pieces, 0);
   CHECK_STATUS(pk_runner_generate(c.runner, "Once upon a time", NULL, reentrant_piece, &c), PK_STATUS_OK, NULL);
   CHECK(atomic_load(&c.pieces) > 0, "no pieces");
+  test_pulled_generation(c.runner, n_want);
   pk_runner_destroy(c.runner);
 }
 

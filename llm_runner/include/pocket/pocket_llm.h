@@ -15,12 +15,25 @@
  *   pk_generation_config_destroy(c);
  *   pk_runner_destroy(r);
  *
+ * Pulling instead of being called back (what the bindings' streams are built on):
+ *
+ *   uint64_t g = 0;
+ *   pk_runner_start(r, "Once upon a time", c, &g);
+ *   for (;;) {
+ *     const char* piece; size_t size; int done;
+ *     if (pk_runner_next(r, g, &piece, &size, &done) != PK_STATUS_OK || done) break;
+ *     fwrite(piece, 1, size, stdout);
+ *   }
+ *
  * Thread safety: a runner runs one call at a time and never makes a caller wait for another
- * thread's generation. generate, generate_ids, chat, reset and set_system_prompt called
- * while another call runs on the runner (on another thread, or from inside a piece callback)
- * fail at once with PK_STATUS_BUSY and change nothing. Any thread may call, at any time:
+ * thread's generation. generate, generate_ids, chat, start, start_chat, next, reset and
+ * set_system_prompt called while another call runs on the runner (on another thread, or from
+ * inside a piece callback) fail at once with PK_STATUS_BUSY and change nothing. Between two
+ * pk_runner_next calls no call runs: a generate, chat, start, start_chat or reset then
+ * supersedes the pulled generation, and pk_runner_next on it fails with PK_STATUS_CANCELLED. Any thread may call, at any time:
  *  - pk_runner_stop: ends the running generation after its current token (its call returns
- *    PK_STATUS_OK with stop reason "cancelled"); the runner is usable right after;
+ *    PK_STATUS_OK with stop reason "cancelled"; a pulled one says done at its next
+ *    pk_runner_next); the runner is usable right after;
  *  - pk_runner_set_num_threads: applies from the next forward pass, also mid-generation;
  *  - pk_runner_stats, pk_runner_stop_reason, pk_runner_position and the getters: a consistent
  *    snapshot of the running or last generation;
@@ -49,7 +62,11 @@ typedef int (*pk_piece_callback)(const char* piece, size_t size, void* user_data
 /* ---------------------------------------------------------------- generation config ------ */
 
 /* Defaults: 256 new tokens, greedy (temperature 0), no top-k/top-p/min-p, no repetition
- * penalty, seed 0, no stop strings. *out: owned by the caller (pk_generation_config_destroy). */
+ * penalty, seed 0, no stop strings. *out: owned by the caller (pk_generation_config_destroy).
+ * Each setter checks its value (the one check every binding relies on) and refuses a bad one
+ * with INVALID_ARGUMENT naming it, leaving the config as it was: max_new_tokens >= 0,
+ * temperature >= 0 and finite, top_k >= 0, top_p in (0, 1], min_p in [0, 1],
+ * repetition_penalty > 0 and finite. */
 PK_API pk_status pk_generation_config_create(pk_generation_config** out);
 PK_API void pk_generation_config_destroy(pk_generation_config* config);
 PK_API pk_status pk_generation_config_set_max_new_tokens(pk_generation_config* config, int32_t n);
@@ -102,6 +119,24 @@ PK_API pk_status pk_runner_reset(pk_runner* runner);
 /* Ends a running generation after the current token; its call returns PK_STATUS_OK with
  * stop reason "cancelled". Any thread; a no-op when no generation runs. NULL is allowed. */
 PK_API void pk_runner_stop(pk_runner* runner);
+
+/* ---------------------------------------------------------------- pulling a generation ---- */
+
+/* pk_runner_generate and pk_runner_chat pulled piece by piece: start prefills the prompt
+ * (generate's: a new text; start_chat's: one chat turn) and sets *generation, the id to pass
+ * to pk_runner_next. prompt/message, config: borrowed for the call (config NULL: defaults).
+ * Fails like pk_runner_generate / pk_runner_chat; then pk_runner_next says done at once. */
+PK_API pk_status pk_runner_start(pk_runner* runner, const char* prompt, const pk_generation_config* config,
+                                 uint64_t* generation);
+PK_API pk_status pk_runner_start_chat(pk_runner* runner, const char* message, const pk_generation_config* config,
+                                      uint64_t* generation);
+/* Runs the generation until its next piece of text (UTF-8, never a split character): *piece
+ * and *size receive it and *done 0; or until it ends: *size 0 and *done 1 (then
+ * pk_runner_stop_reason says why; later calls say done again). *piece: owned by the runner,
+ * valid until the next call on it. PK_STATUS_CANCELLED when a later start, generate, chat or
+ * reset superseded `generation`; PK_STATUS_BUSY when another call runs on the runner. */
+PK_API pk_status pk_runner_next(pk_runner* runner, uint64_t generation, const char** piece, size_t* size,
+                                int* done);
 
 /* Statistics of the last generation; any out-pointer may be NULL. */
 PK_API pk_status pk_runner_stats(const pk_runner* runner, double* load_ms, double* ttft_ms, double* prefill_tok_s,

@@ -12,7 +12,7 @@
 //
 // Threads: a Runner runs one call at a time. generate(), generate_ids(), chat(), begin(),
 // begin_chat(), next(), reset() and set_system_prompt() fail with Error::Busy while another
-// thread is inside one of them (or when called from an on_piece callback). A step-wise
+// thread is inside one of them (or when called from an on_piece callback). A pulled
 // generation (begin() ... next()) is identified by the id begin() returns; a later begin(),
 // generate(), chat() or reset() supersedes it, and next() with its id then fails with
 // Error::Cancelled. Any thread may call stop(), stats(), position(), set_num_threads() and the
@@ -81,13 +81,16 @@ class Runner {
   Error chat(const std::string& user, const GenerationConfig& config,
              const std::function<bool(const std::string&)>& on_piece, std::string* message);
 
-  // Step-wise generation (what generate() is made of): begin() prefills, samples the first
-  // token and sets *id; each next(id) yields one token and the text it completes (may be empty).
-  Error begin(const std::vector<int32_t>& prompt, const GenerationConfig& config, uint64_t* id,
-              std::string* message);
-  // begin() for one chat turn (what chat() is made of).
+  // Pulled generation, what generate() and chat() are made of and what pocket_llm.h's
+  // pk_runner_start/pk_runner_next and the bindings' streams use. begin() starts a new text
+  // from `prompt` as generate() does (cache reset, BOS added), prefills, and sets *id.
+  Error begin(const std::string& prompt, const GenerationConfig& config, uint64_t* id, std::string* message);
+  // begin() for one chat turn, as chat() does (earlier turns stay in the cache).
   Error begin_chat(const std::string& user, const GenerationConfig& config, uint64_t* id, std::string* message);
-  Error next(uint64_t id, int32_t* token, std::string* piece, bool* done, std::string* message);
+  // The next piece of text of generation `id`: runs tokens until one completes some text
+  // (*piece non-empty, *done false) or the generation ends (*piece empty, *done true; its
+  // stop reason is in stats()). Error::Cancelled when a later generation superseded `id`.
+  Error next(uint64_t id, std::string* piece, bool* done, std::string* message);
 
   // The token ids chat() would feed for `user`: the turn formatted with the chat template.
   std::string format_chat_turn(const std::string& user) const;
@@ -126,9 +129,13 @@ class Runner {
 
   // The call bodies; the caller holds a Claim.
   Error start(const std::vector<int32_t>& prompt, const GenerationConfig& config, std::string* message);
+  Error start_text(const std::string& prompt, const GenerationConfig& config, std::string* message);
   Error start_chat(const std::string& user, const GenerationConfig& config, std::string* message);
+  // The generation loop, written once: one token per step, pieces of text until the end.
   Error step(int32_t* token, std::string* piece, bool* done, std::string* message);
+  Error pull(std::vector<int32_t>* tokens, std::string* piece, bool* done, std::string* message);
   Error stream(const std::function<bool(const std::string&)>& on_piece, Error e, std::string* message);
+  std::string decode_new();
   void publish_stats();
 
   Error forward(const std::vector<int32_t>& tokens, std::string* message);
@@ -141,7 +148,7 @@ class Runner {
   std::vector<float> logits_;
   std::vector<int32_t> eos_ids_;
   std::vector<int32_t> generated_;
-  std::string decoded_;  // bytes of generated_ already handed to the stream
+  size_t decoded_ = 0;  // tokens of generated_ whose bytes went to the stream
   std::string system_;
   std::string default_system_;
   GenerationConfig config_;

@@ -92,8 +92,9 @@ std::unique_ptr<Sampler> make_min_p(float p);
 std::unique_ptr<Sampler> make_repetition_penalty(float penalty, int32_t last_n);
 std::unique_ptr<Sampler> make_random_pick();
 
-// The standard chain for `config`. Invalid values (negative temperature, top_p outside
-// (0, 1], ...) are clamped by validate_sampler_config() first, which names the problem.
+// The standard chain for `config`, which must be valid: callers check it with
+// validate_sampler_config() first and refuse a bad value (negative temperature, top_p outside
+// (0, 1], ...); nothing is clamped.
 std::unique_ptr<SamplerChain> make_sampler(const SamplerConfig& config);
 
 // "" when valid, else a message naming the bad field and its value.
