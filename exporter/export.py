@@ -49,12 +49,6 @@ class Program:
             os.unlink(tmp)
             raise
 
-    def load(self):
-        """The program loaded in the runtime (a pocket.Module), without touching disk."""
-        from pocket.runtime import Module
-
-        return Module.from_bytes(self.data)
-
     def __len__(self) -> int:
         return len(self.data)
 
@@ -121,7 +115,8 @@ def export(model: torch.nn.Module | Callable | None, example_inputs: tuple = (),
         tokenizer: the bytes of a tokenizer file (tokenizer.json, tiktoken, llama2.c) to embed,
             so an LLM program is the only file an app ships.
     Returns:
-        A Program; .save(path) writes it, .load() runs it.
+        A Program; .save(path) writes it; pocket.Module.from_bytes(program.data) runs it
+            (the exporter does not import the runtime).
     Raises:
         ExportError: unsupported op (named, with the model's source line), unbounded dynamic
             dim, unsupported dtype or input/output structure.

@@ -24,8 +24,8 @@ def test_mlp_matches_its_eager_quantized_model(scheme, group):
     assert report["linear"] == 3
     with torch.no_grad():
         want = qmodel(x)
-    torch.testing.assert_close(program.load().forward(x), want, rtol=1e-5, atol=1e-5)
-    assert "quantization" in program.load().metadata
+    torch.testing.assert_close(pocket.Module.from_bytes(program.data).forward(x), want, rtol=1e-5, atol=1e-5)
+    assert "quantization" in pocket.Module.from_bytes(program.data).metadata
 
 
 def test_asymmetric_and_block32_configs():
@@ -34,7 +34,7 @@ def test_asymmetric_and_block32_configs():
         program = pocket.export(model, (x,), quantize=config)
         with torch.no_grad():
             want = quantize_modules(model, config)[0](x)
-        torch.testing.assert_close(program.load().forward(x), want, rtol=1e-5, atol=1e-5)
+        torch.testing.assert_close(pocket.Module.from_bytes(program.data).forward(x), want, rtol=1e-5, atol=1e-5)
 
 
 def greedy(module, prompt, n):
@@ -53,7 +53,7 @@ def test_quantized_llm_generates_what_the_eager_quantized_model_does():
     qmodel = quantize_modules(model, resolve("8da4w"))[0]
     prompt = [5, 17, 42, 7, 1]
     want = qmodel.generate_greedy(prompt, 32)
-    assert greedy(program.load(), prompt, 32) == want
+    assert greedy(pocket.Module.from_bytes(program.data), prompt, 32) == want
     assert len(set(want)) >= 3
 
 
@@ -77,7 +77,7 @@ def test_int8_static_cnn_agrees_with_fp32():
     program = pocket.export(model, (x,), quantize="int8", calibration=calib)
     assert "pocket::conv2d_q8" in program.summary["methods"]["forward"]["ops"]
     assert "aten::convolution" not in program.summary["methods"]["forward"]["ops"]
-    m = program.load()
+    m = pocket.Module.from_bytes(program.data)
     with torch.no_grad():
         agree = sum(int(m.forward(t).argmax()) == int(model(t).argmax()) for t in tests) / len(tests)
     print(f"\nMobileNetV2-style int8 static: top-1 agreement with fp32 = {agree:.2f} on {len(tests)} inputs")

@@ -71,7 +71,7 @@ def exported():
     b, s = Dim("batch", min=1, max=8), Dim("seq", min=2, max=64)
     program = pocket.export(model, batch(2, 8), dynamic_shapes=({0: b, 1: s}, {0: b, 1: s}))
     assert "aten::linalg_vector_norm" in program.summary["methods"]["forward"]["ops"]
-    return model, program.load()
+    return model, pocket.Module.from_bytes(program.data)
 
 
 @pytest.mark.parametrize("b,s", [(1, 2), (3, 17), (8, 64)])

@@ -9,7 +9,7 @@ import os
 import torch
 from torch.export import Dim
 
-import pocket
+from pocket.exporter import Program, export
 from pocket.llm.models.checkpoint import load_checkpoint, read_json
 from pocket.llm.models.config import LlmConfig
 from pocket.llm.models.model import Transformer
@@ -23,7 +23,7 @@ CHAT_TEMPLATES = {"llama3": "llama3", "chatml": "chatml", "llama2": "llama2"}
 def export_llm(model: Transformer, chat_template: str = "none", bos_id: int | None = None,
                eos_ids: tuple[int, ...] | None = None, metadata: dict | None = None, quantize=None,
                group_size: int | None = None, tokenizer: bytes | None = None,
-               system_prompt: str = "") -> "pocket.Program":
+               system_prompt: str = "") -> Program:
     """Exports `model` for the runner.
 
     chat_template: 'llama3', 'chatml', 'llama2' or 'none'; quantize: None, '8da4w', 'int8w' or
@@ -47,14 +47,14 @@ def export_llm(model: Transformer, chat_template: str = "none", bos_id: int | No
     }
     log.info("exporting %s: %d layers, dim %d, vocab %d, max_seq_len %d", c.family, c.n_layers, c.dim,
              c.vocab_size, n)
-    return pocket.export(None, methods={
+    return export(None, methods={
         "prefill": (model, (prompt, pos), ({1: seq}, None)),
         "decode": (model, (one, pos)),
     }, metadata=meta, quantize=quantize, group_size=group_size, tokenizer=tokenizer)
 
 
 def export_checkpoint(folder: str, max_seq_len: int | None = None, chat_template: str = "auto", quantize=None,
-                      group_size: int | None = None) -> "pocket.Program":
+                      group_size: int | None = None) -> Program:
     """Exports a local Hugging Face folder (config.json, *.safetensors, tokenizer files)."""
     config = LlmConfig.from_json(os.path.join(folder, "config.json"))
     n = max_seq_len or min(config.max_position_embeddings, 1024)
@@ -72,7 +72,7 @@ def export_checkpoint(folder: str, max_seq_len: int | None = None, chat_template
 
 
 def export_gguf(path: str, max_seq_len: int | None = None, chat_template: str = "auto", activations: str = "fp32",
-                quantize=None, group_size: int | None = None) -> "pocket.Program":
+                quantize=None, group_size: int | None = None) -> Program:
     """Exports a GGUF file, keeping its quantization (unless `quantize` re-quantizes on purpose)
     and embedding its tokenizer and chat template."""
     from pocket.llm.models.gguf_model import config_from_gguf, field, load_gguf_model, open_gguf
@@ -91,7 +91,7 @@ def export_gguf(path: str, max_seq_len: int | None = None, chat_template: str = 
 
 
 def export_random(config_path: str, seed: int = 0, max_seq_len: int | None = None, chat_template: str = "none",
-                  quantize=None, group_size: int | None = None) -> "pocket.Program":
+                  quantize=None, group_size: int | None = None) -> Program:
     """Exports the model of a config.json with random weights (for tests and benchmarks)."""
     config = LlmConfig.from_json(config_path)
     torch.manual_seed(seed)

@@ -321,7 +321,7 @@ def test_module_results_do_not_depend_on_thread_count(name):
     program, calls = program_and_calls(name)
     ops = set(program.summary["methods"][calls[0][0]]["ops"])
     assert ops & set(_native.optimized_ops("best")) or not SETS, f"{name} uses no optimized op: {sorted(ops)}"
-    module = program.load()
+    module = pocket.Module.from_bytes(program.data)
     one = outputs_with_threads(module, 1, calls)
     two = outputs_with_threads(module, 2, calls)
     for a, b in zip(one, two):

@@ -17,7 +17,7 @@ def family_model(request, tmp_path_factory):
     hf = make_checkpoint(request.param, folder, tie=request.param == "qwen3")
     model = load_checkpoint(folder, max_seq_len=MAX_SEQ)
     program = export_llm(model)
-    return request.param, hf, model, program.load()
+    return request.param, hf, model, pocket.Module.from_bytes(program.data)
 
 
 def test_logits_match_transformers(family_model):

@@ -8,14 +8,19 @@
 """
 
 from pocket._errors import PocketError
-from pocket.runtime import Module, load
 
 __all__ = ["PocketError", "Module", "load", "export", "Program"]
 __version__ = "0.1.0"
 
 
 def __getattr__(name):
-    # The export side needs torch; import it only when asked for.
+    # Each side is imported when first asked for: the run side needs the compiled runtime
+    # (pocket._native), the export side needs torch. Importing pocket.exporter (or
+    # pocket.llm.models) runs this file and must not need the runtime.
+    if name in ("Module", "load"):
+        from pocket import runtime
+
+        return getattr(runtime, name)
     if name in ("export", "Program"):
         from pocket import exporter
 

@@ -17,12 +17,17 @@ from __future__ import annotations
 import os
 from typing import Iterator, Sequence
 
-from pocket import _native
-from pocket.runtime import file_region
-
 __all__ = ["Runner", "Chat", "Tokenizer"]
 
-Tokenizer = getattr(_native, "Tokenizer", None)
+
+def __getattr__(name):
+    # The compiled runtime is imported on first use, so that pocket.llm.models (the export
+    # side, in this package) imports without it.
+    if name == "Tokenizer":
+        from pocket import _native
+
+        return getattr(_native, "Tokenizer", None)
+    raise AttributeError(f"module 'pocket.llm' has no attribute {name!r}")
 
 
 class Runner:
@@ -46,6 +51,9 @@ class Runner:
 
     def __init__(self, model: str | os.PathLike | int, tokenizer: str | os.PathLike | None = None,
                  num_threads: int = 0, *, offset: int = 0, length: int | None = None):
+        from pocket import _native
+        from pocket.runtime import file_region
+
         # model may be an open descriptor, and offset/length a region of the file (as pocket.load).
         tok = os.fspath(tokenizer) if tokenizer else ""
         if isinstance(model, int) or offset or length is not None:
@@ -53,11 +61,8 @@ class Runner:
         else:
             self._native = _native.Runner(os.fspath(model), tok)
         self._native.set_num_threads(num_threads)
-        # The C++ tokenizer, for encode()/decode() from Python.
-        if tokenizer:
-            self.tokenizer = _native.Tokenizer.from_file(os.fspath(tokenizer))
-        else:
-            self.tokenizer = _native.Tokenizer.from_bytes(self._native.embedded_tokenizer())
+        # The runner's own tokenizer (encode/decode from Python), not a second copy of it.
+        self.tokenizer = self._native.tokenizer
 
     def generate(self, prompt: str, max_new_tokens: int = 256, *, temperature: float = 0.0, top_k: int = 0,
                  top_p: float = 1.0, min_p: float = 0.0, repetition_penalty: float = 1.0, seed: int = 0,
@@ -65,26 +70,17 @@ class Runner:
         """Streams the continuation of `prompt` as text pieces (never splitting a character).
 
         Each call starts a new text (BOS added when the tokenizer has one); chat() keeps a
-        conversation."""
-        self._native.reset()
-        ids = self._native.encode(prompt, self._native.has_bos)
+        conversation. The generation starts (and a bad setting raises) at the call; the pieces
+        are pulled from the C++ runner's one generation loop as the iterator is read."""
         config = _config(max_new_tokens, temperature, top_k, top_p, min_p, repetition_penalty, seed, stop)
-        return self._stream(ids, config)
+        return self._pieces(self._native.begin(prompt, config))
 
     def generate_ids(self, ids: Sequence[int], max_new_tokens: int = 256, *, temperature: float = 0.0,
                      top_k: int = 0, top_p: float = 1.0, min_p: float = 0.0, repetition_penalty: float = 1.0,
                      seed: int = 0) -> list[int]:
         """Generated token ids for prompt `ids` (no text decoding); for tests and tools."""
         config = _config(max_new_tokens, temperature, top_k, top_p, min_p, repetition_penalty, seed, ())
-        self._native.reset()
-        generation = self._native.begin(list(ids), config)
-        out = []
-        while True:
-            token, _, done = self._native.next(generation)
-            if token >= 0:
-                out.append(token)
-            if done:
-                return out
+        return self._native.generate_ids(list(ids), config)
 
     def chat(self, system: str | None = None) -> "Chat":
         """A new conversation (the cache is reset); turns are formatted with the model's template.
@@ -136,19 +132,12 @@ class Runner:
     def chat_template(self) -> str:
         return self._native.chat_template
 
-    def _stream(self, ids, config) -> Iterator[str]:
-        return self._pieces(self._native.begin(ids, config))
-
-    def _stream_chat(self, message, config) -> Iterator[str]:
-        return self._pieces(self._native.begin_chat(message, config))
-
     def _pieces(self, generation: int) -> Iterator[str]:
         while True:
-            _, piece, done = self._native.next(generation)
-            if piece:
-                yield piece.decode("utf-8", errors="replace")
+            piece, done = self._native.next(generation)
             if done:
                 return
+            yield piece.decode("utf-8", errors="replace")
 
 
 class Chat:
@@ -166,9 +155,11 @@ class Chat:
                          sampling.pop("repetition_penalty", 1.0), sampling.pop("seed", 0), sampling.pop("stop", ()))
         if sampling:
             raise TypeError(f"unknown sampling options: {sorted(sampling)}")
-        return self.runner._stream_chat(message, config)
+        return self.runner._pieces(self.runner._native.begin_chat(message, config))
 
 
 def _config(max_new_tokens, temperature, top_k, top_p, min_p, repetition_penalty, seed, stop):
+    from pocket import _native
+
     return _native.GenerationConfig(max_new_tokens, temperature, top_k, top_p, min_p, repetition_penalty, seed,
                                     list(stop))
