@@ -4,6 +4,12 @@ are the reference semantics the C++ kernels are tested against.
 Quantized ops are in quant/ops.py. LLM ops:
     update_cache(cache, value, start_pos) -> cache with value written at start_pos
     sdpa(q, k_cache, v_cache, start_pos, scale) -> causal attention over the cache
+    rms_norm(x, weight, eps) -> x / sqrt(mean(x², last dim) + eps) * weight
+    rope(x, cos, sin) -> rotary position embedding, half-rotation (Hugging Face) layout
+    swiglu(gate, up) -> silu(gate) * up
+The last three are fusions of the Llama-family model code (pocket.llm.models.model): one
+kernel each instead of the pow/mean/rsqrt/mul, slice/neg/cat/mul and sigmoid/mul chains
+core ATen decomposes them into. Their eager implementations are that unfused code.
 """
 
 import torch
@@ -54,3 +60,76 @@ def sdpa(q: Tensor, k_cache: Tensor, v_cache: Tensor, start_pos: Tensor, scale: 
 @sdpa.register_fake
 def _(q, k_cache, v_cache, start_pos, scale):
     return torch.empty_like(q)
+
+
+def _check_float32(op: str, **tensors: Tensor) -> None:
+    for name, t in tensors.items():
+        if t.dtype != torch.float32:
+            raise TypeError(f"{op}: {name} must be float32, got {t.dtype}")
+
+
+@torch.library.custom_op("pocket::rms_norm", mutates_args=())
+def rms_norm(x: Tensor, weight: Tensor, eps: float) -> Tensor:
+    """RMSNorm over the last dim of x [..., D] with weight [D], float32:
+    x * rsqrt(mean(x², -1) + eps) * weight (in that order, as the model code computes it)."""
+    _check_rms_norm(x, weight)
+    return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps) * weight
+
+
+def _check_rms_norm(x: Tensor, weight: Tensor) -> None:
+    _check_float32("rms_norm", x=x, weight=weight)
+    if x.dim() < 1 or weight.dim() != 1 or weight.shape[0] != x.shape[-1]:
+        raise ValueError(f"rms_norm: weight {list(weight.shape)} does not match the last dim of x {list(x.shape)}")
+
+
+@rms_norm.register_fake
+def _(x, weight, eps):
+    _check_rms_norm(x, weight)
+    return torch.empty_like(x)
+
+
+@torch.library.custom_op("pocket::rope", mutates_args=())
+def rope(x: Tensor, cos: Tensor, sin: Tensor) -> Tensor:
+    """Rotary embedding of x [B, T, H, D] with cos, sin [T, D] (the rows of positions
+    start .. start+T-1), float32, in the half-rotation layout of Hugging Face's rotate_half:
+    with h = D / 2, out[..., i] = x[i]·cos[i] - x[i+h]·sin[i] and
+    out[..., i+h] = x[i+h]·cos[i+h] + x[i]·sin[i+h] for i < h."""
+    _check_rope(x, cos, sin)
+    half = x.shape[-1] // 2
+    rotated = torch.cat([-x[..., half:], x[..., :half]], dim=-1)
+    return x * cos[:, None, :] + rotated * sin[:, None, :]
+
+
+def _check_rope(x: Tensor, cos: Tensor, sin: Tensor) -> None:
+    _check_float32("rope", x=x, cos=cos, sin=sin)
+    if x.dim() != 4 or x.shape[-1] % 2:
+        raise ValueError(f"rope: x must be [B, T, H, D] with D even, got {list(x.shape)}")
+    want = [x.shape[1], x.shape[3]]
+    if list(cos.shape) != want or list(sin.shape) != want:
+        raise ValueError(f"rope: cos {list(cos.shape)} and sin {list(sin.shape)} must be [T, D] = {want} "
+                         f"for x {list(x.shape)}")
+
+
+@rope.register_fake
+def _(x, cos, sin):
+    _check_rope(x, cos, sin)
+    return torch.empty_like(x)
+
+
+@torch.library.custom_op("pocket::swiglu", mutates_args=())
+def swiglu(gate: Tensor, up: Tensor) -> Tensor:
+    """silu(gate) * up, float32, gate and up of one shape (the Llama MLP's gating)."""
+    _check_swiglu(gate, up)
+    return torch.nn.functional.silu(gate) * up
+
+
+def _check_swiglu(gate: Tensor, up: Tensor) -> None:
+    _check_float32("swiglu", gate=gate, up=up)
+    if gate.shape != up.shape:
+        raise ValueError(f"swiglu: gate {list(gate.shape)} and up {list(up.shape)} must have one shape")
+
+
+@swiglu.register_fake
+def _(gate, up):
+    _check_swiglu(gate, up)
+    return torch.empty_like(gate)
