@@ -12,14 +12,12 @@
 #include <vector>
 
 #include "../../runtime_core/kernels/optimized/optimized.h"
+#include "bindings.h"
 #include "module.h"
 #include "thread_pool.h"
 
 namespace py = pybind11;
 using pocket::Error;
-
-void bind_llm(py::module_& m);     // llm_bindings.cpp
-void bind_runner(py::module_& m);  // runner_bindings.cpp
 
 namespace {
 
