@@ -46,18 +46,25 @@ py::object id_or_none(int32_t id) { return id < 0 ? py::object(py::none()) : py:
 class PyTokenizer {
  public:
   static PyTokenizer from_file(const std::string& path) {
-    PyTokenizer t;
+    std::unique_ptr<pocket::Tokenizer> tok;
     std::string message;
-    Error e = pocket::Tokenizer::load(path, &t.tok_, &message);
+    Error e = pocket::Tokenizer::load(path, &tok, &message);
     if (e != Error::Ok) raise(e, message);
-    return t;
+    return PyTokenizer(std::move(tok));
   }
 
   static PyTokenizer from_bytes(const py::bytes& data) {
-    PyTokenizer t;
+    std::unique_ptr<pocket::Tokenizer> tok;
     std::string message;
-    Error e = pocket::Tokenizer::load_bytes(std::string(data), &t.tok_, &message);
+    Error e = pocket::Tokenizer::load_bytes(std::string(data), &tok, &message);
     if (e != Error::Ok) raise(e, message);
+    return PyTokenizer(std::move(tok));
+  }
+
+  // A read-only view of a tokenizer someone else owns (a runner's).
+  static PyTokenizer view(std::shared_ptr<const pocket::Tokenizer> tok) {
+    PyTokenizer t;
+    t.tok_ = std::move(tok);
     return t;
   }
 
@@ -100,12 +107,12 @@ class PyTokenizer {
 
   void set_bos_id(py::object id) {
     std::string message;
-    Error e = tok_->set_bos_id(id.is_none() ? -1 : id.cast<int32_t>(), &message);
+    Error e = mutable_tok()->set_bos_id(id.is_none() ? -1 : id.cast<int32_t>(), &message);
     if (e != Error::Ok) raise(e, message);
   }
   void set_eos_ids(const std::vector<int32_t>& ids) {
     std::string message;
-    Error e = tok_->set_eos_ids(ids, &message);
+    Error e = mutable_tok()->set_eos_ids(ids, &message);
     if (e != Error::Ok) raise(e, message);
   }
 
@@ -117,7 +124,18 @@ class PyTokenizer {
       raise(Error::OutOfRange, "token id " + std::to_string(id) + " is outside the vocabulary [0, " +
                                    std::to_string(tok_->vocab_size()) + ")");
   }
-  std::unique_ptr<pocket::Tokenizer> tok_;
+  PyTokenizer() = default;
+  explicit PyTokenizer(std::unique_ptr<pocket::Tokenizer> tok) : owned_(tok.get()), tok_(std::move(tok)) {}
+
+  pocket::Tokenizer* mutable_tok() const {
+    if (owned_ == nullptr)
+      raise(Error::InvalidArgument, "this is a runner's tokenizer, which cannot be changed (the runner reads it "
+                                    "from any thread); load a Tokenizer of its own to change bos/eos");
+    return owned_;
+  }
+
+  pocket::Tokenizer* owned_ = nullptr;  // set when this object owns tok_ (may change it)
+  std::shared_ptr<const pocket::Tokenizer> tok_;
 };
 
 // Test hooks for the pieces under the tokenizers (pre-tokenizer regex, NFC).
@@ -161,5 +179,9 @@ void bind_tokenizer(py::module_& m) {
 }
 
 }  // namespace
+
+py::object tokenizer_view(std::shared_ptr<const pocket::Tokenizer> tokenizer) {
+  return py::cast(PyTokenizer::view(std::move(tokenizer)));
+}
 
 void bind_llm(py::module_& m) { bind_tokenizer(m); }

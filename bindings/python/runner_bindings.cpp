@@ -11,6 +11,8 @@ namespace py = pybind11;
 using pocket::Error;
 
 [[noreturn]] void raise_pocket_error(Error e, const std::string& message);  // native.cpp
+// A pocket._native.Tokenizer over `tokenizer`, read-only (llm_bindings.cpp).
+py::object tokenizer_view(std::shared_ptr<const pocket::Tokenizer> tokenizer);
 
 namespace {
 
@@ -43,27 +45,29 @@ py::dict stats_dict(const pocket::GenerationStats& s) {
 class PyRunner {
  public:
   PyRunner(const std::string& model, const std::string& tokenizer) {
+    std::unique_ptr<pocket::Runner> r;
     std::string message;
-    Error e = pocket::Runner::load(model, tokenizer, &runner_, &message);
+    Error e = pocket::Runner::load(model, tokenizer, &r, &message);
     if (e != Error::Ok) raise_pocket_error(e, message);
+    runner_ = std::move(r);
   }
   // The LLM program in `length` bytes of `fd` at `offset` (see Runner::load_fd).
   PyRunner(int fd, uint64_t offset, uint64_t length, const std::string& tokenizer) {
+    std::unique_ptr<pocket::Runner> r;
     std::string message;
-    Error e = pocket::Runner::load_fd(fd, offset, length, tokenizer, &runner_, &message);
+    Error e = pocket::Runner::load_fd(fd, offset, length, tokenizer, &r, &message);
     if (e != Error::Ok) raise_pocket_error(e, message);
+    runner_ = std::move(r);
   }
 
-  std::vector<int32_t> encode(const std::string& text, bool add_bos) {
-    std::vector<int32_t> ids;
-    std::string message;
-    Error e = runner_->tokenizer().encode(text, add_bos, &ids, &message);
-    if (e != Error::Ok) raise_pocket_error(e, message);
-    return ids;
+  // The runner's own tokenizer (loaded once), for encode/decode from Python; it keeps the
+  // runner alive.
+  py::object tokenizer() const {
+    return tokenizer_view(std::shared_ptr<const pocket::Tokenizer>(runner_, &runner_->tokenizer()));
   }
 
-  // Starts a step-wise generation; returns its id for next().
-  uint64_t begin(const std::vector<int32_t>& prompt, const pocket::GenerationConfig& config) {
+  // Starts a pulled generation of a new text; returns its id for next().
+  uint64_t begin(const std::string& prompt, const pocket::GenerationConfig& config) {
     return call([&](uint64_t* id, std::string* message) { return runner_->begin(prompt, config, id, message); });
   }
 
@@ -71,13 +75,18 @@ class PyRunner {
     return call([&](uint64_t* id, std::string* message) { return runner_->begin_chat(user, config, id, message); });
   }
 
-  // (token or -1, text bytes, done) of generation `id`
+  // (text bytes, done) of generation `id`: a non-empty piece, or b"" and True at the end.
   py::tuple next(uint64_t id) {
-    int32_t token = -1;
     std::string piece;
     bool done = false;
-    call([&](uint64_t*, std::string* message) { return runner_->next(id, &token, &piece, &done, message); });
-    return py::make_tuple(token, py::bytes(piece), done);
+    call([&](uint64_t*, std::string* message) { return runner_->next(id, &piece, &done, message); });
+    return py::make_tuple(py::bytes(piece), done);
+  }
+
+  std::vector<int32_t> generate_ids(const std::vector<int32_t>& prompt, const pocket::GenerationConfig& config) {
+    std::vector<int32_t> out;
+    call([&](uint64_t*, std::string* message) { return runner_->generate_ids(prompt, config, &out, message); });
+    return out;
   }
 
   void reset() {
@@ -106,7 +115,7 @@ class PyRunner {
   pocket::Runner& get() { return *runner_; }
 
  private:
-  std::unique_ptr<pocket::Runner> runner_;
+  std::shared_ptr<pocket::Runner> runner_;  // shared with tokenizer views
 };
 
 }  // namespace
@@ -132,10 +141,11 @@ void bind_runner(py::module_& m) {
       .def(py::init<const std::string&, const std::string&>(), py::arg("model"), py::arg("tokenizer") = "")
       .def(py::init<int, uint64_t, uint64_t, const std::string&>(), py::arg("fd"), py::arg("offset"),
            py::arg("length"), py::arg("tokenizer") = "")
-      .def("encode", &PyRunner::encode, py::arg("text"), py::arg("add_bos"))
-      .def("begin", &PyRunner::begin)
-      .def("begin_chat", &PyRunner::begin_chat)
-      .def("next", &PyRunner::next)
+      .def_property_readonly("tokenizer", &PyRunner::tokenizer)
+      .def("begin", &PyRunner::begin, py::arg("prompt"), py::arg("config"))
+      .def("begin_chat", &PyRunner::begin_chat, py::arg("message"), py::arg("config"))
+      .def("next", &PyRunner::next, py::arg("generation"))
+      .def("generate_ids", &PyRunner::generate_ids, py::arg("prompt"), py::arg("config"))
       .def("format_chat", [](PyRunner& r, const std::string& user) {
         py::gil_scoped_release release;
         return r.get().format_chat_turn(user);
@@ -154,10 +164,6 @@ void bind_runner(py::module_& m) {
         py::gil_scoped_release release;
         r.get().module().set_memory_limit(bytes);
       }, py::arg("bytes"))
-      .def("embedded_tokenizer", [](PyRunner& r) {
-        pocket::Span<const uint8_t> t = r.get().module().program().tokenizer();
-        return py::bytes(reinterpret_cast<const char*>(t.data), t.size);
-      })
       .def("stop", [](PyRunner& r) { r.get().stop(); })
       .def("set_system_prompt", &PyRunner::set_system_prompt)
       .def_property_readonly("system_prompt", [](PyRunner& r) {
@@ -166,7 +172,6 @@ void bind_runner(py::module_& m) {
       })
       .def_property_readonly("default_system_prompt", [](PyRunner& r) { return r.get().default_system_prompt(); })
       .def_property_readonly("stats", [](PyRunner& r) { return stats_dict(r.get().stats()); })
-      .def_property_readonly("has_bos", [](PyRunner& r) { return r.get().tokenizer().bos_id() >= 0; })
       .def_property_readonly("position", [](PyRunner& r) { return r.get().position(); })
       .def_property_readonly("max_seq_len", [](PyRunner& r) { return r.get().max_seq_len(); })
       .def_property_readonly("vocab_size", [](PyRunner& r) { return r.get().vocab_size(); })

@@ -55,8 +55,30 @@ def test_greedy_ids_equal_eager(setup, runner, prompt):
     _, hf_tok, model = setup
     ids = hf_tok.encode(prompt).ids
     want = model.generate_greedy(ids, 32, eos_ids=model.config.eos_ids)
+    ends_at_eos = want[-1] in model.config.eos_ids
     got = runner.generate_ids(ids, max_new_tokens=32)
-    assert got == want[:len(got)] and (len(got) == 32 or got[-1] in model.config.eos_ids or len(got) == len(want))
+    assert got == (want[:-1] if ends_at_eos else want)  # the runner keeps EOS out of its ids
+    assert runner.stats["stop_reason"] == ("eos" if ends_at_eos else "max_new_tokens")
+
+
+def test_generation_ends_at_eos(setup, tmp_path):
+    """A program whose EOS is the token greedy decoding gives at step k stops right there:
+    k ids, the text of those k, stop reason "eos"."""
+    folder, hf_tok, model = setup
+    prompt = hf_tok.encode("The quick").ids
+    free = model.generate_greedy(prompt, 12)
+    k = next(i for i in range(2, len(free)) if free[i] not in free[:i])
+    program, segments = unpack((folder / "model.pocket").read_bytes())
+    (eos_entry,) = [kv for kv in program.metadata if kv.key in ("eos_ids", b"eos_ids")]
+    eos_entry.value = str(free[k])
+    (tmp_path / "eos.pocket").write_bytes(pack(program, segments))
+    runner = Runner(tmp_path / "eos.pocket", folder / "tokenizer.json")
+    assert model.generate_greedy(prompt, 12, eos_ids=(free[k],)) == free[:k + 1]  # eager agrees
+    assert runner.generate_ids(prompt, max_new_tokens=12) == free[:k]
+    assert runner.stats["stop_reason"] == "eos" and runner.stats["generated_tokens"] == k
+    text = "".join(runner.generate("The quick", max_new_tokens=12))
+    assert text == hf_tok.decode(free[:k])
+    assert runner.stats["stop_reason"] == "eos" and runner.stats["generated_tokens"] == k
 
 
 def test_streamed_text_equals_decoded_ids(setup, runner):
@@ -73,6 +95,10 @@ def test_streamed_text_equals_decoded_ids(setup, runner):
 def test_tokenizer_from_python(setup, runner):
     _, hf_tok, _ = setup
     assert runner.tokenizer.encode("Hello café") == hf_tok.encode("Hello café").ids
+    ids = hf_tok.encode("naïve café").ids
+    assert runner.tokenizer.decode(ids) == hf_tok.decode(ids)
+    with pytest.raises(pocket.PocketError, match="runner's tokenizer, which cannot be changed"):
+        runner.tokenizer.set_bos_id(0)  # the runner reads it from any thread
 
 
 def test_multi_turn_chat_reuses_the_cache(setup, runner):
