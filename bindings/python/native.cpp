@@ -463,6 +463,12 @@ double time_kernel(const std::string& name, py::list inputs, py::list outputs, c
 
 PYBIND11_MODULE(_native, m) {
   m.doc() = "Pocket runtime (C++), used by pocket.load(); imports no torch.";
+  // The pk_status numbers by name ({"OK": 0, "INVALID_ARGUMENT": 1, ...}), read from error.h's
+  // Error, for the errors Python raises itself.
+  py::dict statuses;
+  for (int32_t i = 0; std::strcmp(pocket::error_name(static_cast<Error>(i)), "UNKNOWN") != 0; ++i)
+    statuses[pocket::error_name(static_cast<Error>(i))] = i;
+  m.attr("STATUS") = statuses;
   py::class_<PyModule>(m, "Module")
       .def_static("from_file", &PyModule::from_file, py::arg("path"), py::arg("mmap") = true)
       .def_static("from_bytes", &PyModule::from_bytes, py::arg("data"))

@@ -10,6 +10,24 @@ namespace pocket {
 
 static_assert(FLATBUFFERS_LITTLEENDIAN, "Pocket files are little-endian");
 
+// ScalarType (tensor.h) is the file format's enum (program.fbs), number for number; pocket.h's
+// pk_dtype is tied to ScalarType in c_api.cpp.
+constexpr bool same_dtype(ScalarType t, fb::ScalarType f) { return static_cast<int>(t) == static_cast<int>(f); }
+static_assert(same_dtype(ScalarType::Float32, fb::ScalarType::Float32) &&
+                  same_dtype(ScalarType::Float16, fb::ScalarType::Float16) &&
+                  same_dtype(ScalarType::BFloat16, fb::ScalarType::BFloat16) &&
+                  same_dtype(ScalarType::Float64, fb::ScalarType::Float64) &&
+                  same_dtype(ScalarType::Int8, fb::ScalarType::Int8) &&
+                  same_dtype(ScalarType::UInt8, fb::ScalarType::UInt8) &&
+                  same_dtype(ScalarType::Int16, fb::ScalarType::Int16) &&
+                  same_dtype(ScalarType::Int32, fb::ScalarType::Int32) &&
+                  same_dtype(ScalarType::Int64, fb::ScalarType::Int64) &&
+                  same_dtype(ScalarType::Bool, fb::ScalarType::Bool),
+              "tensor.h's ScalarType differs from program.fbs");
+static_assert(kNumScalarTypes == static_cast<int>(fb::ScalarType::MAX) + 1 &&
+                  static_cast<int>(fb::ScalarType::MIN) == 0,
+              "program.fbs and tensor.h have different numbers of dtypes");
+
 namespace {
 
 uint32_t read_u32(const uint8_t* p) {

@@ -12,6 +12,34 @@
 
 using pocket::Error;
 
+// pocket.h's numbers are the runtime's: pk_status is Error (error.h), pk_dtype is ScalarType
+// (tensor.h, itself tied to program.fbs in program.cpp), PK_MAX_DIMS is kMaxDim.
+static_assert(PK_STATUS_OK == static_cast<int>(Error::Ok) &&
+                  PK_STATUS_INVALID_ARGUMENT == static_cast<int>(Error::InvalidArgument) &&
+                  PK_STATUS_INVALID_PROGRAM == static_cast<int>(Error::InvalidProgram) &&
+                  PK_STATUS_UNSUPPORTED == static_cast<int>(Error::Unsupported) &&
+                  PK_STATUS_NOT_FOUND == static_cast<int>(Error::NotFound) &&
+                  PK_STATUS_OUT_OF_MEMORY == static_cast<int>(Error::OutOfMemory) &&
+                  PK_STATUS_IO == static_cast<int>(Error::Io) &&
+                  PK_STATUS_OUT_OF_RANGE == static_cast<int>(Error::OutOfRange) &&
+                  PK_STATUS_INTERNAL == static_cast<int>(Error::Internal) &&
+                  PK_STATUS_CANCELLED == static_cast<int>(Error::Cancelled) &&
+                  PK_STATUS_BUSY == static_cast<int>(Error::Busy),
+              "pocket.h's pk_status differs from error.h's Error");
+static_assert(PK_DTYPE_FLOAT32 == static_cast<int>(pocket::ScalarType::Float32) &&
+                  PK_DTYPE_FLOAT16 == static_cast<int>(pocket::ScalarType::Float16) &&
+                  PK_DTYPE_BFLOAT16 == static_cast<int>(pocket::ScalarType::BFloat16) &&
+                  PK_DTYPE_FLOAT64 == static_cast<int>(pocket::ScalarType::Float64) &&
+                  PK_DTYPE_INT8 == static_cast<int>(pocket::ScalarType::Int8) &&
+                  PK_DTYPE_UINT8 == static_cast<int>(pocket::ScalarType::UInt8) &&
+                  PK_DTYPE_INT16 == static_cast<int>(pocket::ScalarType::Int16) &&
+                  PK_DTYPE_INT32 == static_cast<int>(pocket::ScalarType::Int32) &&
+                  PK_DTYPE_INT64 == static_cast<int>(pocket::ScalarType::Int64) &&
+                  PK_DTYPE_BOOL == static_cast<int>(pocket::ScalarType::Bool) &&
+                  PK_DTYPE_BOOL + 1 == pocket::kNumScalarTypes,
+              "pocket.h's pk_dtype differs from tensor.h's ScalarType");
+static_assert(PK_MAX_DIMS == pocket::kMaxDim, "pocket.h's PK_MAX_DIMS differs from tensor.h's kMaxDim");
+
 struct pk_tensor {
   pocket::Tensor t;
   std::vector<uint8_t> owned;  // empty for borrowed tensors
@@ -39,7 +67,8 @@ pk_status guarded(F&& f) {
 pk_status check_shape(pk_dtype dtype, const int64_t* shape, size_t ndim, size_t* nbytes) {
   if (!pocket::is_valid_scalar_type(dtype)) return fail(Error::InvalidArgument, "unknown dtype " + std::to_string(dtype));
   if (ndim > static_cast<size_t>(pocket::kMaxDim))
-    return fail(Error::InvalidArgument, "tensor has " + std::to_string(ndim) + " dims; at most 8 are supported");
+    return fail(Error::InvalidArgument, "tensor has " + std::to_string(ndim) + " dims; at most " +
+                                                std::to_string(PK_MAX_DIMS) + " are supported");
   if (ndim > 0 && shape == nullptr) return fail(Error::InvalidArgument, "shape is NULL");
   uint64_t n = 1;
   for (size_t d = 0; d < ndim; ++d) {

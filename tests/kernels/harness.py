@@ -12,11 +12,7 @@ import numpy as np
 import torch
 
 from pocket import _native
-
-POCKET_DTYPES = {
-    torch.float32: 0, torch.float16: 1, torch.bfloat16: 2, torch.float64: 3, torch.int8: 4,
-    torch.uint8: 5, torch.int16: 6, torch.int32: 7, torch.int64: 8, torch.bool: 9,
-}
+from pocket.exporter.emit import DTYPES as POCKET_DTYPES  # torch dtype -> program.fbs ScalarType
 
 
 class floats(list):

@@ -219,9 +219,9 @@ jlongArray module_io_info(JNIEnv* env, jclass, jlong h, jbyteArray method_b, jin
   }
   pk_dtype dtype = PK_DTYPE_FLOAT32;
   size_t ndim = 0;
-  int64_t lo[8], hi[8];
+  int64_t lo[PK_MAX_DIMS], hi[PK_MAX_DIMS];
   pk_status s = (input ? pk_module_input_info : pk_module_output_info)(m, method.c_str(), static_cast<size_t>(index),
-                                                                       &dtype, &ndim, lo, hi, 8);
+                                                                       &dtype, &ndim, lo, hi, PK_MAX_DIMS);
   if (s != PK_STATUS_OK) {
     throw_status(env, s);
     return nullptr;

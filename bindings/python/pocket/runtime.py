@@ -17,7 +17,10 @@ import numpy as np
 from pocket import _native
 from pocket._errors import PocketError
 
-_INVALID_ARGUMENT = (1, "INVALID_ARGUMENT")
+
+def _error(status: str, message: str) -> PocketError:
+    """A PocketError with the runtime's number for `status` (e.g. "INVALID_ARGUMENT")."""
+    return PocketError(_native.STATUS[status], status, message)
 
 
 def load(path: str | os.PathLike | int, mmap: bool = True, *, offset: int = 0, length: int | None = None) -> "Module":
@@ -46,14 +49,14 @@ def file_region(source: str | os.PathLike | int, offset: int, length: int | None
     if isinstance(source, bool) or not isinstance(offset, int) or offset < 0 or \
             (length is not None and (not isinstance(length, int) or length < 0)):
         name = f"fd {source}" if isinstance(source, int) else f"'{os.fspath(source)}'"
-        raise PocketError(*_INVALID_ARGUMENT, f"{name}: offset {offset!r} and length {length!r} must be integers >= 0")
+        raise _error("INVALID_ARGUMENT", f"{name}: offset {offset!r} and length {length!r} must be integers >= 0")
     if isinstance(source, int):
         return load(source, offset, os.fstat(source).st_size - offset if length is None else length)
     path = os.fspath(source)
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
     except FileNotFoundError:
-        raise PocketError(4, "NOT_FOUND", f"cannot open '{path}': no such file") from None
+        raise _error("NOT_FOUND", f"cannot open '{path}': no such file") from None
     try:
         if length is None:
             length = max(os.fstat(fd).st_size - offset, 0)
@@ -116,7 +119,7 @@ class Module:
         try:
             return _unflatten(json.loads(spec), iter(outputs))
         except (ValueError, KeyError, TypeError, StopIteration) as e:
-            raise PocketError(2, "INVALID_PROGRAM", f"method '{method}': malformed output_spec metadata ({e})") from e
+            raise _error("INVALID_PROGRAM", f"method '{method}': malformed output_spec metadata ({e})") from e
 
     def set_num_threads(self, n: int) -> None:
         """Threads kernels may use; 0 = the default (the performance cores)."""
@@ -163,7 +166,7 @@ def _to_numpy(x: Any, i: int, info: dict) -> np.ndarray:
         specs = info["inputs"]
         dtype = specs[i]["dtype"] if i < len(specs) and specs[i] else "float32"
         return np.asarray(x, dtype=dtype)
-    raise PocketError(*_INVALID_ARGUMENT, f"input {i}: expected a tensor or array, got {type(x).__name__}")
+    raise _error("INVALID_ARGUMENT", f"input {i}: expected a tensor or array, got {type(x).__name__}")
 
 
 def _flatten(tree: Any) -> list:
@@ -185,4 +188,4 @@ def _unflatten(spec: dict, leaves) -> Any:
         return list(children)
     if kind == "dict":
         return dict(zip(spec["keys"], children))
-    raise PocketError(2, "INVALID_PROGRAM", f"unknown output structure {kind!r}")
+    raise _error("INVALID_PROGRAM", f"unknown output structure {kind!r}")

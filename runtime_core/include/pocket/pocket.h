@@ -62,6 +62,9 @@ extern "C" {
 
 #define PK_API_VERSION 1
 
+/* The largest rank a tensor may have: shape arrays of PK_MAX_DIMS elements always suffice. */
+#define PK_MAX_DIMS 8
+
 /* Status codes; the numbers are stable. */
 typedef enum pk_status {
   PK_STATUS_OK = 0,
@@ -111,7 +114,7 @@ PK_API int pk_api_version(void);
 typedef struct pk_tensor pk_tensor;
 
 /* Creates a tensor that owns zero-initialised memory for `shape`.
- * shape: borrowed for the call; ndim <= 8. *out: owned by the caller (pk_tensor_destroy). */
+ * shape: borrowed for the call; ndim <= PK_MAX_DIMS. *out: owned by the caller (pk_tensor_destroy). */
 PK_API pk_status pk_tensor_create(pk_dtype dtype, const int64_t* shape, size_t ndim,
                                   pk_tensor** out);
 
