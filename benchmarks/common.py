@@ -1,39 +1,232 @@
-"""Shared pieces of the benchmarks: machine description, timing, table output."""
+"""Shared pieces of the benchmarks: the machine line, waiting for an idle machine, running each
+measurement in fresh processes (engines interleaved), memory bandwidth, table output.
+
+Peers are benchmark-only dependencies: `pip install -r benchmarks/requirements.txt`.
+"""
 
 from __future__ import annotations
 
 import datetime
+import json
 import os
 import platform
+import re
 import resource
+import shutil
 import statistics
+import subprocess
+import sys
+import tempfile
 import time
 
-PROMPT, DECODE = 32, 64  # LLM rows: prompt tokens (prefill), then greedy decode steps
+HERE = os.path.dirname(os.path.abspath(__file__))
+RESULTS = os.path.join(HERE, "results")
+PROMPT, DECODE = 32, 256  # run.py's LLM rows: prompt tokens (prefill), then greedy decode steps
+ISA_FLAGS = ("avx2", "fma", "f16c", "avx512f", "avx512bw", "avx512_vnni", "avx512_bf16", "avx_vnni", "amx_int8",
+             "asimd", "asimddp", "i8mm", "sve")
+
+
+# ---- the machine ------------------------------------------------------------------------------
+
+def _cpuinfo() -> str:
+    try:
+        with open("/proc/cpuinfo") as f:
+            return f.read()
+    except OSError:
+        return ""
 
 
 def cpu_model() -> str:
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
+    m = re.search(r"^model name\s*:\s*(.+)$", _cpuinfo(), re.M)
+    return m.group(1).strip() if m else (platform.processor() or platform.machine())
 
 
-def machine_line() -> str:
-    flags = ""
+def isa_features() -> list[str]:
+    m = re.search(r"^(?:flags|Features)\s*:\s*(.+)$", _cpuinfo(), re.M)
+    have = set(m.group(1).split()) if m else set()
+    return [f for f in ISA_FLAGS if f in have]
+
+
+def physical_cores() -> int:
+    """Distinct (package, core) pairs; the logical count where /proc/cpuinfo does not say."""
+    pairs, package = set(), "0"
+    for line in _cpuinfo().splitlines():
+        if line.startswith("physical id"):
+            package = line.split(":")[1].strip()
+        elif line.startswith("core id"):
+            pairs.add((package, line.split(":")[1].strip()))
+    return len(pairs) or (os.cpu_count() or 1)
+
+
+def cpu_kind() -> str:
+    """A file-name slug for the kind of CPU, e.g. amd-epyc, intel-xeon-platinum-8375c."""
+    words = re.sub(r"\((r|tm)\)|cpu|processor|@.*|\d+-core", " ", cpu_model().lower())
+    return "-".join(re.findall(r"[a-z0-9]+", words)[:4]) or platform.machine()
+
+
+def machine_line(threads: list[int]) -> str:
+    return (f"{datetime.date.today().isoformat()} · {cpu_model()} · ISA: {' '.join(isa_features()) or '-'} · "
+            f"{os.cpu_count()} logical cores, {physical_cores()} physical · threads "
+            f"{', '.join(map(str, threads))} · Python {platform.python_version()}")
+
+
+def engine_versions() -> str:
+    """Pocket's commit and the installed peers' versions."""
+    from importlib import metadata
+
     try:
-        with open("/proc/cpuinfo") as f:
-            text = f.read()
-        have = [x for x in ("avx2", "fma", "avx512f", "avx512_vnni", "avx_vnni") if f" {x}" in text]
-        flags = f", {' '.join(have)}"
+        commit = subprocess.run(["git", "-C", HERE, "rev-parse", "--short", "HEAD"], capture_output=True,
+                                text=True).stdout.strip() or "?"
     except OSError:
-        pass
-    return (f"{datetime.date.today().isoformat()} · {cpu_model()} · {os.cpu_count()} cores{flags} · "
-            f"Python {platform.python_version()}")
+        commit = "?"
+    parts = [f"Pocket {commit}"]
+    for dist in ("torch", "executorch", "llama-cpp-python", "transformers"):
+        try:
+            parts.append(f"{dist} {metadata.version(dist)}")
+        except metadata.PackageNotFoundError:
+            parts.append(f"{dist} not installed")
+    return ", ".join(parts)
+
+
+def results_path(suffix: str = "") -> str:
+    """benchmarks/results/<date>-<cpu kind><suffix>.md"""
+    return os.path.join(RESULTS, f"{datetime.date.today().isoformat()}-{cpu_kind()}{suffix}.md")
+
+
+# ---- load: wait for an idle machine and record what was seen ----------------------------------
+
+def _cpu_busy_fraction(window_s: float) -> float:
+    """Share of all CPUs busy over `window_s` seconds (this process sleeps meanwhile, so the
+    busy time is other processes')."""
+    def sample():
+        with open("/proc/stat") as f:
+            v = [int(x) for x in f.readline().split()[1:]]
+        idle = v[3] + (v[4] if len(v) > 4 else 0)
+        return sum(v) - idle, sum(v)
+
+    b0, t0 = sample()
+    time.sleep(window_s)
+    b1, t1 = sample()
+    return (b1 - b0) / max(t1 - t0, 1)
+
+
+class LoadGuard:
+    """Waits before each measurement until the 1-minute load is below `max_load` and other
+    processes use under `max_busy` of the CPUs, at most `timeout_s` in all (then measures
+    anyway and says so); `wait=False` only records. Every sample is kept for the table's
+    header."""
+
+    def __init__(self, max_load: float = 0.5, max_busy: float = 0.1, timeout_s: float = 600, wait: bool = True):
+        self.max_load, self.max_busy, self.wait = max_load, max_busy, wait
+        self.deadline = time.monotonic() + timeout_s
+        self.samples: list[tuple[float, float]] = []
+        self.gave_up = False
+
+    def before_run(self) -> None:
+        while True:
+            busy = _cpu_busy_fraction(0.5)
+            load = os.getloadavg()[0]
+            quiet = load < self.max_load and busy < self.max_busy
+            if quiet or not self.wait or time.monotonic() > self.deadline:
+                if not quiet and self.wait and not self.gave_up:
+                    self.gave_up = True
+                    print(f"machine still busy (load {load:.2f}, others {busy:.0%} CPU) after the idle "
+                          "timeout: measuring anyway", file=sys.stderr)
+                self.samples.append((load, busy))
+                return
+            time.sleep(2)
+
+    def summary(self) -> str:
+        if not self.samples:
+            return "load not sampled"
+        loads, busy = [s[0] for s in self.samples], [s[1] for s in self.samples]
+        quiet = all(lo < self.max_load and b < self.max_busy for lo, b in self.samples)
+        return (f"load seen before the {len(self.samples)} runs: 1-min load {min(loads):.2f}–{max(loads):.2f}, "
+                f"other processes' CPU {min(busy):.0%}–{max(busy):.0%} "
+                f"({'idle' if quiet else 'NOT idle'}: limits load < {self.max_load}, CPU < {self.max_busy:.0%}"
+                f"{'' if self.wait else ', --no-wait'})")
+
+
+def add_run_options(ap) -> None:
+    """Options shared by run.py and smollm2_bench.py."""
+    ap.add_argument("--threads", nargs="+", type=int, default=[1, 2])
+    ap.add_argument("--runs", type=int, default=5, help="fresh processes per cell (median and min reported)")
+    ap.add_argument("--max-load", type=float, default=0.5, help="wait until the 1-min load is below this")
+    ap.add_argument("--idle-timeout", type=float, default=900, help="seconds to wait for idle in all, then run")
+    ap.add_argument("--no-wait", action="store_true", help="do not wait for an idle machine (load is still recorded)")
+    ap.add_argument("--out", help="markdown file to write (default: benchmarks/results/<date>-<cpu kind>...md)")
+    ap.add_argument("--no-save", action="store_true", help="print the table only")
+
+
+def guard_from(args) -> LoadGuard:
+    return LoadGuard(args.max_load, 0.1, args.idle_timeout, not args.no_wait)
+
+
+# ---- fresh processes, engines interleaved -----------------------------------------------------
+
+def run_child(argv: list[str], timeout_s: float = 1800) -> dict | None:
+    """Runs `python argv...`; the last stdout line is the JSON result. None on failure."""
+    try:
+        out = subprocess.run([sys.executable, *argv], capture_output=True, text=True, timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        print(f"  timed out: {' '.join(argv[-4:])}", file=sys.stderr)
+        return None
+    if out.returncode != 0 or not out.stdout.strip():
+        print(f"  failed: {' '.join(argv[-4:])}\n{out.stderr[-2000:]}", file=sys.stderr)
+        return None
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def run_cells(cells: list, argv_of, runs: int, guard: LoadGuard) -> dict:
+    """Runs every cell `runs` times, each in a fresh process, the cells interleaved (run r goes
+    through all of them, in an order rotated by r) so slow drifts of the machine hit every
+    engine alike. Returns {cell: [result dict, ...]}."""
+    results = {c: [] for c in cells}
+    for r in range(runs):
+        order = cells[r % len(cells):] + cells[:r % len(cells)]
+        for cell in order:
+            guard.before_run()
+            res = run_child(argv_of(cell))
+            if res is not None:
+                results[cell].append(res)
+        print(f"  run {r + 1}/{runs} done", file=sys.stderr)
+    return results
+
+
+def med_min(values: list[float]) -> tuple[float, float] | None:
+    return (statistics.median(values), min(values)) if values else None
+
+
+def fmt_med_min(values: list[float], digits: int = 1) -> str:
+    """'median (min)' of values, or '-'. For rates, pass the rates: min is then the slowest run."""
+    m = med_min(values)
+    return "-" if m is None else f"{m[0]:.{digits}f} ({m[1]:.{digits}f})"
+
+
+def fmt_med_max(values: list[float], digits: int = 1) -> str:
+    """'median (best)' of a rate (higher is better)."""
+    return "-" if not values else f"{statistics.median(values):.{digits}f} ({max(values):.{digits}f})"
+
+
+# ---- inside a measuring child -----------------------------------------------------------------
+
+def cpu_seconds() -> float:
+    """User + system CPU time of this process, all threads."""
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
+
+
+class Phase:
+    """Times a phase: wall ms and how many cores it kept busy (CPU time / wall time), the
+    engine-independent check of the thread count it really ran with."""
+
+    def __enter__(self):
+        self.c0, self.t0 = cpu_seconds(), time.perf_counter()
+        return self
+
+    def __exit__(self, *exc):
+        wall = time.perf_counter() - self.t0
+        self.ms, self.cores = wall * 1e3, (cpu_seconds() - self.c0) / max(wall, 1e-9)
 
 
 def median_ms(fn, repeat: int) -> float:
@@ -58,8 +251,44 @@ def peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
+# ---- memory bandwidth -------------------------------------------------------------------------
+
+def memory_bandwidth(threads: list[int], mib: int = 512) -> dict:
+    """{threads: {"read_gbs", "copy_gbs"}} from membw.c (compiled here with the system C compiler
+    and OpenMP). read is a read-only stream (the decode bound's rate); copy counts bytes read +
+    written. Empty when no compiler is found."""
+    cc = shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
+    if cc is None:
+        print("no C compiler: memory bandwidth not measured", file=sys.stderr)
+        return {}
+    with tempfile.TemporaryDirectory() as tmp:
+        exe = os.path.join(tmp, "membw")
+        subprocess.run([cc, "-O3", "-march=native", "-fopenmp", os.path.join(HERE, "membw.c"), "-o", exe], check=True)
+        return {t: json.loads(subprocess.run([exe, str(t), str(mib)], capture_output=True, text=True,
+                                             check=True).stdout) for t in threads}
+
+
+def bandwidth_line(bw: dict) -> str:
+    if not bw:
+        return "memory bandwidth: not measured"
+    return "memory bandwidth (best of 7, 512 MiB): " + "; ".join(
+        f"{t} thread{'s' if t > 1 else ''}: read {v['read_gbs']:.1f} GB/s, copy {v['copy_gbs']:.1f} GB/s (read+write)"
+        for t, v in sorted(bw.items()))
+
+
 def table(headers: list[str], rows: list[list]) -> str:
     cells = [[str(c) for c in r] for r in rows]
     widths = [max(len(h), *(len(r[i]) for r in cells)) for i, h in enumerate(headers)]
     line = lambda r: "| " + " | ".join(c.ljust(w) for c, w in zip(r, widths)) + " |"  # noqa: E731
     return "\n".join([line(headers), "|" + "|".join("-" * (w + 2) for w in widths) + "|", *map(line, cells)])
+
+
+def write_results(text: str, args, suffix: str) -> None:
+    print(text)
+    if args.no_save:
+        return
+    path = args.out or results_path(suffix)
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    with open(path, "w") as f:
+        f.write(text + "\n")
+    print(f"wrote {path}", file=sys.stderr)

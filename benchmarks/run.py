@@ -1,14 +1,20 @@
-"""Pocket next to eager PyTorch (and ExecuTorch+XNNPACK when `executorch` is installed) on
-the example models and on stories15M/110M-shaped LLMs, with 1 and 2 threads. ExecuTorch's LLM
-programs come from its llama recipe (see executorch_llama.py).
+"""Pocket next to eager PyTorch and ExecuTorch+XNNPACK on the example models and on
+stories15M/110M-shaped LLMs, with 1 and 2 threads. ExecuTorch's LLM programs come from its llama
+recipe (see executorch_llama.py). Peers: `pip install -r benchmarks/requirements.txt`; an engine
+that is not installed is left out (the header says so).
 
-    python benchmarks/run.py                       # everything; prints a markdown table
-    python benchmarks/run.py --models mobilenet_v2 encoder --threads 1 --out table.md
+    python benchmarks/run.py       # the whole table -> benchmarks/results/<date>-<cpu kind>.md
+    python benchmarks/run.py --models mobilenet_v2 stories15M-8da4w --threads 1 --runs 2 --no-save  # shorter
 
-Each (model, engine, threads) runs in its own process, so peak RSS is that engine's alone.
-Latency is the median of --repeat runs after 3 warm-up runs; LLM rows report decode tokens/s
-(greedy, 64 tokens after a 32-token prompt) and the decode bound of this machine's memory
-bandwidth (bandwidth / weight bytes read per token).
+Each (model, engine, threads) cell runs --runs times, each in a fresh process (peak RSS is that
+engine's alone), the cells of a model interleaved, after waiting for an idle machine (the header
+records the load seen). CNN/encoder cells: the median of --repeat forwards after 3 warm-ups per
+process; LLM cells: a 32-token prompt, then 256 greedy decode steps (engines.py, the same loop for
+every engine). The table gives the median over processes and the best in parentheses.
+
+Decode bound: this machine's read-only memory bandwidth at that thread count (membw.c) divided
+by the bytes a decode step reads: every weight but the embedding table (one row of it) plus the
+KV cache up to the mean position of the decode.
 """
 
 from __future__ import annotations
@@ -16,7 +22,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
 import tempfile
 import time
@@ -24,7 +29,8 @@ import time
 sys.path.insert(0, os.path.dirname(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 import executorch_llama  # noqa: E402
-from common import machine_line, median_ms, peak_rss_mb, table  # noqa: E402
+import common  # noqa: E402
+from common import DECODE, PROMPT, fmt_med_min, median_ms, peak_rss_mb, table  # noqa: E402
 
 CNN_MODELS = ["mlp", "resnet", "mobilenet_v2", "encoder"]
 LLM_MODELS = ["stories15M", "stories15M-8da4w", "stories110M", "stories110M-8da4w"]
@@ -77,146 +83,93 @@ def export_executorch(name: str, path: str) -> None:
 # ---- one measurement, in a child process ----------------------------------------------------
 
 def measure(name: str, engine: str, threads: int, repeat: int, path: str) -> dict:
+    if name not in CNN_MODELS:
+        return measure_llm(name, engine, threads, path)
     if engine == "pocket":  # numpy only: no torch in this process
         import numpy as np
 
         import pocket
 
         t0 = time.perf_counter()
-        runner = pocket.load(path)
-        runner.set_num_threads(threads)
+        module = pocket.load(path)
+        module.set_num_threads(threads)
         load_ms = (time.perf_counter() - t0) * 1e3
-        if name not in CNN_MODELS:
-            return {**llm_pocket(runner), "load_ms": load_ms, "rss_mb": peak_rss_mb()}
         with np.load(path + ".npz") as npz:
             arrays = [npz[k] for k in npz.files]
-        run = lambda: runner.forward(*arrays)  # noqa: E731
-        for _ in range(3):
-            run()
-        return {"ms": median_ms(run, repeat), "load_ms": load_ms, "rss_mb": peak_rss_mb()}
-    import torch
-
-    torch.set_num_threads(threads)
-    t0 = time.perf_counter()
-    if engine == "eager":
-        model, inputs = build(name)
-        load_ms = 0.0
-        if inputs is None:
-            return {**llm_eager(model, name), "load_ms": 0.0, "rss_mb": peak_rss_mb()}
-
-        def run():
-            with torch.no_grad():
-                model(*inputs)
+        run = lambda: module.forward(*arrays)  # noqa: E731
+        used = module.num_threads
     else:
-        from executorch.extension.pybindings import portable_lib
-        from executorch.runtime import Runtime
+        import torch
 
-        # XNNPACK and ExecuTorch's own parallel kernels share this pool (default: one thread a core)
-        portable_lib._unsafe_reset_threadpool(threads)
-        if name not in CNN_MODELS:
-            import executorch.extension.llm.custom_ops.custom_ops  # noqa: F401  registers llama:: kernels
-            import executorch.kernels.quantized  # noqa: F401  registers the 4-bit embedding kernel
-        t0 = time.perf_counter()
-        method = Runtime.get().load_program(path).load_method("forward")
-        load_ms = (time.perf_counter() - t0) * 1e3
-        if name not in CNN_MODELS:
-            return {**llm_executorch(method), "load_ms": load_ms, "rss_mb": peak_rss_mb()}
+        torch.set_num_threads(threads)
         _, inputs = build(name)
-        run = lambda: method.execute(list(inputs))  # noqa: E731
+        if engine == "eager":
+            model, _ = build(name)
+            load_ms = 0.0
+
+            def run():
+                with torch.no_grad():
+                    model(*inputs)
+            used = torch.get_num_threads()
+        else:
+            from executorch.extension.pybindings import portable_lib
+            from executorch.runtime import Runtime
+
+            # XNNPACK and ExecuTorch's own parallel kernels share this pool (default: one thread a
+            # core); sized before loading.
+            portable_lib._unsafe_reset_threadpool(threads)
+            t0 = time.perf_counter()
+            method = Runtime.get().load_program(path).load_method("forward")
+            load_ms = (time.perf_counter() - t0) * 1e3
+            run = lambda: method.execute(list(inputs))  # noqa: E731
+            used = int(portable_lib._threadpool_get_thread_count())
     for _ in range(3):
         run()
-    return {"ms": median_ms(run, repeat), "load_ms": load_ms, "rss_mb": peak_rss_mb()}
+    with common.Phase() as phase:
+        ms = median_ms(run, repeat)
+    return {"ms": ms, "load_ms": load_ms, "rss_mb": peak_rss_mb(), "threads": {"forward": used},
+            "cores": {"forward": phase.cores}}
 
 
-def llm_pocket(module) -> dict:
+def measure_llm(name: str, engine: str, threads: int, path: str) -> dict:
+    """engines.greedy on a fixed random 32-token prompt."""
     import numpy as np
 
-    from common import DECODE, PROMPT
+    import engines
 
-    prompt = np.random.default_rng(0).integers(0, 32000, (1, PROMPT))
-
-    def run():
-        module.reset_buffers()
-        t0 = time.perf_counter()
-        logits = module.run("prefill", prompt, np.array([0]))
-        prefill = (time.perf_counter() - t0) * 1e3
-        t0 = time.perf_counter()
-        for i in range(DECODE):
-            logits = module.run("decode", np.array([[int(logits.argmax())]]), np.array([PROMPT + i]))
-        return prefill, (time.perf_counter() - t0) * 1e3 / DECODE
-
-    run()  # warm-up
-    prefill, decode = min(run() for _ in range(3))
-    return {"ms": decode, "prefill_ms": prefill, "tok_s": 1e3 / decode, "prefill_tok_s": PROMPT / prefill * 1e3,
-            "decode_tokens": DECODE}
+    prompt = [int(t) for t in np.random.default_rng(0).integers(0, 32000, PROMPT)]
+    if engine == "pocket":
+        e, load_ms = engines.timed_load(lambda: engines.PocketLLM(path, threads))
+    elif engine == "executorch":
+        e, load_ms = engines.timed_load(lambda: engines.ExecuTorchLLM(path, threads))
+    else:
+        # 8da4w rows compare with eager fp32: eager PyTorch has no fast 8da4w kernels (Pocket's
+        # eager references are exact, not fast), and fp32 is what a PyTorch user would run.
+        model, _ = build(name)
+        e, load_ms = engines.TorchLLM(model, threads), 0.0
+    r = engines.greedy(e, prompt, DECODE)
+    return {**r, "ms": r["decode_ms"], "load_ms": load_ms, "rss_mb": peak_rss_mb()}
 
 
-def llm_executorch(method) -> dict:
-    """llm_pocket's measurement for the single `forward` of export_llama's programs. The KV cache
-    is not cleared between runs: each overwrites it from position 0 and attends up to input_pos."""
-    import torch
+# ---- the decode bound ---------------------------------------------------------------------------
 
-    from common import DECODE, PROMPT
-
-    prompt = torch.randint(0, 32000, (1, PROMPT), generator=torch.Generator().manual_seed(0))
-
-    def run():
-        t0 = time.perf_counter()
-        logits = method.execute([prompt, torch.tensor([0])])[0]
-        prefill = (time.perf_counter() - t0) * 1e3
-        t0 = time.perf_counter()
-        for i in range(DECODE):
-            logits = method.execute([torch.tensor([[int(logits.argmax())]]), torch.tensor([PROMPT + i])])[0]
-        return prefill, (time.perf_counter() - t0) * 1e3 / DECODE
-
-    run()  # warm-up
-    prefill, decode = min(run() for _ in range(3))
-    return {"ms": decode, "prefill_ms": prefill, "tok_s": 1e3 / decode, "prefill_tok_s": PROMPT / prefill * 1e3}
-
-
-def llm_eager(model, name) -> dict:
-    import torch
-
-    from llm_bench import PROMPT, run_eager
-
-    # 8da4w rows compare with eager fp32: eager PyTorch has no fast 8da4w kernels (Pocket's eager
-    # references are exact, not fast), and fp32 is what a PyTorch user would run.
-    prompt = torch.randint(0, 32000, (1, PROMPT), generator=torch.Generator().manual_seed(0))
-    run_eager(model, prompt)
-    prefill, decode = min(run_eager(model, prompt) for _ in range(3))
-    return {"ms": decode, "prefill_ms": prefill, "tok_s": 1e3 / decode, "prefill_tok_s": PROMPT / prefill * 1e3}
-
-
-def memory_bandwidth_gbs() -> float:
-    """Memory bandwidth of one thread copying 256 MiB (bytes read + written per second, GB/s),
-    best of 5 — the rate a single-threaded decode can stream weights at."""
-    import numpy as np
-
-    a = np.ones(32 * 2**20, dtype=np.float64)
-    b = np.empty_like(a)
-    best = 0.0
-    for _ in range(5):
-        t0 = time.perf_counter()
-        np.copyto(b, a)
-        best = max(best, 2 * a.nbytes / (time.perf_counter() - t0) / 1e9)
-    return best
-
-
-def weight_bytes_per_token(path: str) -> int:
-    """Bytes of constants a decode step reads: all of them but the embedding table (one row)."""
+def decode_bytes_per_token(path: str) -> int:
+    """Bytes a decode step of the Pocket program at `path` reads: its constants but the embedding
+    table (one row of it) and the tokenizer, plus the KV cache up to the mean decode position.
+    ExecuTorch's programs use the same scheme on the same shapes (int4 + one fp32 scale per 32
+    weights, or fp32; an fp32 KV cache), so the same count stands for them."""
     from pocket.describe import describe
 
     d = describe(path)
-    vocab, dim = int(d["metadata"]["vocab_size"]), int(d["metadata"]["dim"])
-    embedding = vocab * dim * (4 if "quantization" not in d["metadata"] else 0.5 + 4 * 2 / 32)
-    return int(d["constant_bytes"] - embedding)
+    meta = d["metadata"]
+    vocab, dim, max_seq = int(meta["vocab_size"]), int(meta["dim"]), int(meta["max_seq_len"])
+    quantized = "8da4w" in os.path.basename(path)
+    embedding = vocab * dim * (0.5 + 4 / 32 if quantized else 4)
+    cache = sum(b for n, b in d["mutable_buffers"].items() if "cache" in n)
+    return int(d["constant_bytes"] - d["tokenizer_bytes"] - embedding + cache / max_seq * (PROMPT + DECODE / 2))
 
 
 # ---- orchestration ----------------------------------------------------------------------------
-
-def child(args) -> None:
-    print(json.dumps(measure(args.child[0], args.child[1], int(args.child[2]), args.repeat, args.child[3])))
-
 
 def available(engine: str) -> bool:
     if engine != "executorch":
@@ -228,78 +181,97 @@ def available(engine: str) -> bool:
         return False
 
 
+def export_all(name: str, engines: list[str], tmp: str) -> dict:
+    files = {}
+    for engine in engines:
+        path = os.path.join(tmp, f"{name}.{engine}")
+        print(f"{name}: exporting for {engine} ...", file=sys.stderr)
+        try:
+            {"pocket": export_pocket, "executorch": export_executorch}.get(engine, lambda *_: None)(name, path)
+        except Exception as e:  # report, keep going
+            print(f"  {engine} export failed: {e}", file=sys.stderr)
+            continue
+        files[engine] = path
+    return files
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--models", nargs="+", default=CNN_MODELS + LLM_MODELS)
-    ap.add_argument("--threads", nargs="+", type=int, default=[1, 2])
-    ap.add_argument("--repeat", type=int, default=20)
-    ap.add_argument("--out", help="also write the markdown table here")
+    common.add_run_options(ap)
+    ap.add_argument("--models", nargs="+", default=CNN_MODELS + LLM_MODELS, choices=CNN_MODELS + LLM_MODELS)
+    ap.add_argument("--engines", nargs="+", default=ENGINES, choices=ENGINES)
+    ap.add_argument("--repeat", type=int, default=20, help="CNN/encoder forwards per process")
     ap.add_argument("--child", nargs=4, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
-        return child(args)
-    engines = [e for e in ENGINES if available(e)]
-    bandwidth = memory_bandwidth_gbs()
+        name, engine, threads, path = args.child
+        print(json.dumps(measure(name, engine, int(threads), args.repeat, path)))
+        return
+    engines = [e for e in args.engines if available(e)]
+    missing = [e for e in args.engines if e not in engines]
+    guard = common.guard_from(args)
+    guard.before_run()
+    bandwidth = common.memory_bandwidth(args.threads)
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         for name in args.models:
-            files = {}
-            for engine in engines:
-                path = os.path.join(tmp, f"{name}.{engine}")
-                print(f"{name}: exporting for {engine} ...", file=sys.stderr)
-                try:
-                    {"pocket": export_pocket, "executorch": export_executorch}.get(engine, lambda *_: None)(name, path)
-                except Exception as e:  # report, keep going
-                    print(f"  {engine} export failed: {e}", file=sys.stderr)
-                    continue
-                files[engine] = path
+            files = export_all(name, engines, tmp)
+            cells = [(e, t) for t in args.threads for e in engines if e in files or e == "eager"]
+            results = common.run_cells(cells, lambda c: [__file__, "--repeat", str(args.repeat), "--child", name, c[0],
+                                                         str(c[1]), files.get(c[0], "-")], args.runs, guard)
             for threads in args.threads:
-                results = {}
-                for engine, path in files.items():
-                    out = subprocess.run([sys.executable, __file__, "--repeat", str(args.repeat), "--child", name,
-                                          engine, str(threads), path], capture_output=True, text=True)
-                    if out.returncode != 0:
-                        print(f"  {name}/{engine}/{threads}: failed\n{out.stderr[-2000:]}", file=sys.stderr)
-                        continue
-                    results[engine] = json.loads(out.stdout.strip().splitlines()[-1])
-                if "eager" not in results and "pocket" not in results:
-                    continue
-                rows.append(row(name, threads, results, files, bandwidth))
-                print(table(HEADERS, rows[-1:]), file=sys.stderr)
+                r = {e: results[(e, t)] for e, t in cells if t == threads and results[(e, t)]}
+                if r:
+                    rows.append(row(name, threads, r, files, bandwidth))
+                    print(table(HEADERS, rows[-1:]), file=sys.stderr)
     et_quant = " ".join(executorch_llama.quant_flags("8da4w"))
-    text = (f"Pocket benchmark · {machine_line()} · memory read bandwidth {bandwidth:.1f} GB/s\n"
-            "CNN/encoder rows: latency of one forward (ms, median of runs). LLM rows: decode ms/token "
-            "(tok/s in parentheses) after a 32-token prompt; bound = bandwidth / weight bytes per token.\n"
-            "vs eager = eager PyTorch time / Pocket time (>1: Pocket is faster), vs ExecuTorch likewise; "
-            "ExecuTorch: XNNPACK delegate, "
-            "threads set with its Python bindings' _unsafe_reset_threadpool; its RSS includes the torch "
-            "libraries those bindings load. ExecuTorch LLM rows: export_llama (KV cache, sdpa_with_kv_cache, "
-            f"XNNPACK; -8da4w rows: {et_quant}). -8da4w rows: eager is the fp32 model.\n\n"
-            + table(HEADERS, rows))
-    print(text)
-    if args.out:
-        with open(args.out, "w") as f:
-            f.write(text + "\n")
+    note = "".join(f"\n{e}: not installed (pip install -r benchmarks/requirements.txt)." for e in missing)
+    text = (f"## Pocket benchmark\n\n{common.machine_line(args.threads)}\n{guard.summary()}\n"
+            f"{common.bandwidth_line(bandwidth)}\nversions: {common.engine_versions()}{note}\n\n"
+            f"CNN/encoder rows: ms of one forward (median of {args.repeat} per process). LLM rows: decode ms/token "
+            f"(tok/s) over {DECODE} greedy steps after a {PROMPT}-token prompt. Each cell: median over {args.runs} "
+            "fresh processes, best in parentheses. vs eager / vs ExecuTorch = their median time / Pocket's "
+            "(>1: Pocket is faster). threads: what each engine reports it uses (Pocket/eager/ExecuTorch); "
+            "cores: CPU time / wall time of the timed part (max over runs). Bound: read bandwidth at that thread "
+            "count / bytes a decode step reads (weights + KV cache); % = median tok/s / bound. "
+            "ExecuTorch: XNNPACK delegate, its threadpool sized before loading; its RSS includes the torch libraries "
+            "its bindings load. ExecuTorch LLM rows: export_llama (KV cache, sdpa_with_kv_cache, XNNPACK; -8da4w rows: "
+            f"{et_quant}). -8da4w rows: eager is the fp32 model.\n\n" + table(HEADERS, rows))
+    common.write_results(text, args, "")
 
 
 HEADERS = ["model", "threads", "Pocket ms", "eager ms", "vs eager", "ExecuTorch ms", "vs ExecuTorch",
-           "Pocket load ms", "Pocket RSS MB", "eager RSS MB", "ExecuTorch RSS MB", "file MB", "decode bound"]
+           "threads used P/e/X", "cores P/e/X", "Pocket load ms", "RSS MB P/e/X", "file MB", "decode bound (P / X %)"]
 
 
 def row(name, threads, r, files, bandwidth):
-    p, e, x = r.get("pocket"), r.get("eager"), r.get("executorch")
-    fmt = lambda v: "-" if v is None else f"{v:.2f}"  # noqa: E731
-    cell = lambda res: "-" if res is None else (  # noqa: E731
-        f"{res['ms']:.2f} ({res['tok_s']:.0f} tok/s)" if "tok_s" in res else f"{res['ms']:.2f}")
-    size = os.path.getsize(files["pocket"]) / 2**20 if "pocket" in files else None
-    bound = "-"
-    if p is not None and "tok_s" in p:
-        bound_tok_s = bandwidth * 1e9 / weight_bytes_per_token(files["pocket"])
-        bound = f"{bound_tok_s:.0f} tok/s ({p['tok_s'] / bound_tok_s:.0%})"
-    return [name, threads, cell(p), cell(e), fmt(e["ms"] / p["ms"]) if p and e else "-", cell(x),
-            fmt(x["ms"] / p["ms"]) if p and x else "-", fmt(p and p["load_ms"]), fmt(p and p["rss_mb"]),
-            fmt(e and e["rss_mb"]), fmt(x and x["rss_mb"]), fmt(size), bound]
+    import statistics
 
+    med = {e: statistics.median(x["ms"] for x in runs) for e, runs in r.items()}
+    llm = name not in CNN_MODELS
+
+    def cell(e):
+        if e not in r:
+            return "-"
+        ms = [x["ms"] for x in r[e]]
+        text = fmt_med_min(ms, 2)
+        return f"{text} {1e3 / med[e]:.0f} tok/s" if llm else text
+
+    ratio = lambda e: f"{med[e] / med['pocket']:.2f}" if e in med and "pocket" in med else "-"  # noqa: E731
+    per = lambda f: "/".join(f(r[e]) if e in r else "-" for e in ENGINES)  # noqa: E731
+    phases = lambda x: list(x.values())  # noqa: E731
+    threads_used = per(lambda runs: ",".join(str(v) for v in dict.fromkeys(phases(runs[0]["threads"]))))
+    cores = per(lambda runs: f"{max(max(phases(x['cores'])) for x in runs):.1f}")
+    rss = per(lambda runs: f"{max(x['rss_mb'] for x in runs):.0f}")
+    size = f"{os.path.getsize(files['pocket']) / 2**20:.1f}" if "pocket" in files else "-"
+    bound = "-"
+    if llm and "pocket" in files and threads in bandwidth:
+        bound_tok_s = bandwidth[threads]["read_gbs"] * 1e9 / decode_bytes_per_token(files["pocket"])
+        pct = lambda e: f"{1e3 / med[e] / bound_tok_s:.0%}" if e in med else "-"  # noqa: E731
+        bound = f"{bound_tok_s:.0f} tok/s ({pct('pocket')} / {pct('executorch')})"
+    load = fmt_med_min([x["load_ms"] for x in r["pocket"]], 1) if "pocket" in r else "-"
+    return [name, threads, cell("pocket"), cell("eager"), ratio("eager"), cell("executorch"), ratio("executorch"),
+            threads_used, cores, load, rss, size, bound]
 
 if __name__ == "__main__":
     main()
