@@ -1,9 +1,12 @@
 // JNI glue for dev.pocket.LlmModule: the runner natives of dev.pocket.NativeLib over pocket_llm.h.
 //
 // The generation config crosses as primitives and is rebuilt per call (no native handle to
-// leak). Generated text reaches Java through dev.pocket.PieceSink.onPiece(byte[]): the sink
-// decodes UTF-8, calls the user's LlmCallback, catches whatever it throws and answers false,
-// which stops generation; LlmModule rethrows it after the native call returns. Each piece's
+// leak); its values are checked by pk_generation_config's setters only (GenerationConfig's
+// builder asks them through generationConfigCheck). A generation is pulled (pk_runner_start,
+// pk_runner_next: the runner's one loop) and each piece handed to Java through
+// dev.pocket.PieceSink.onPiece(byte[]): the sink decodes UTF-8, calls the user's LlmCallback,
+// catches whatever it throws and answers false, which stops the generation (pk_runner_stop);
+// LlmModule rethrows it after the native call returns. Each piece's
 // local reference is deleted at once, so long generations never fill the local reference table.
 #include <string>
 #include <vector>
@@ -27,7 +30,7 @@ struct ConfigHolder {
   ~ConfigHolder() { pk_generation_config_destroy(c); }
 };
 
-// Builds a pk_generation_config from the values GenerationConfig already validated.
+// Builds a pk_generation_config from the values GenerationConfig's builder had checked.
 bool make_config(JNIEnv* env, jint max_new, jfloat temperature, jint top_k, jfloat top_p, jfloat min_p, jfloat penalty,
                  jlong seed, jobjectArray stops, ConfigHolder* out) {
   if (!check(env, pk_generation_config_create(&out->c))) return false;
@@ -48,6 +51,26 @@ bool make_config(JNIEnv* env, jint max_new, jfloat temperature, jint top_k, jflo
     if (!ok || !check(env, pk_generation_config_add_stop_string(c, stop.c_str()))) return false;
   }
   return true;
+}
+
+// GenerationConfig.Builder's check of its values: pk_generation_config's setters, the one place
+// sampler values are checked; a refused value throws IllegalArgumentException with their message.
+void generation_config_check(JNIEnv* env, jclass, jint max_new, jfloat temperature, jint top_k, jfloat top_p,
+                             jfloat min_p, jfloat penalty) {
+  ConfigHolder config;
+  if (!check(env, pk_generation_config_create(&config.c))) return;
+  pk_generation_config* c = config.c;
+  pk_status s = pk_generation_config_set_max_new_tokens(c, max_new);
+  if (s == PK_STATUS_OK) s = pk_generation_config_set_temperature(c, temperature);
+  if (s == PK_STATUS_OK) s = pk_generation_config_set_top_k(c, top_k);
+  if (s == PK_STATUS_OK) s = pk_generation_config_set_top_p(c, top_p);
+  if (s == PK_STATUS_OK) s = pk_generation_config_set_min_p(c, min_p);
+  if (s == PK_STATUS_OK) s = pk_generation_config_set_repetition_penalty(c, penalty);
+  if (s == PK_STATUS_INVALID_ARGUMENT) {
+    throw_new(env, g.illegal_argument, pk_last_error());
+  } else {
+    check(env, s);
+  }
 }
 
 // ------------------------------------------------------------------ lifecycle -----------------
@@ -112,8 +135,15 @@ void runner_generate(JNIEnv* env, jclass, jlong h, jbyteArray text_b, jboolean c
   Sink s{env, sink, env->GetMethodID(sink_class, "onPiece", "([B)Z")};
   env->DeleteLocalRef(sink_class);
   if (s.on_piece == nullptr) return;  // NoSuchMethodError pending
-  pk_status st = chat ? pk_runner_chat(r, text.c_str(), config.c, on_piece, &s)
-                      : pk_runner_generate(r, text.c_str(), config.c, on_piece, &s);
+  uint64_t generation = 0;
+  pk_status st = chat ? pk_runner_start_chat(r, text.c_str(), config.c, &generation)
+                      : pk_runner_start(r, text.c_str(), config.c, &generation);
+  for (int done = 0; st == PK_STATUS_OK && !done;) {
+    const char* piece = nullptr;
+    size_t size = 0;
+    st = pk_runner_next(r, generation, &piece, &size, &done);
+    if (st == PK_STATUS_OK && !done && on_piece(piece, size, &s) != 0) pk_runner_stop(r);  // ends at the next pull
+  }
   if (env->ExceptionCheck()) return;  // from the sink: Java sees it as the call's exception
   check(env, st);
 }
@@ -221,6 +251,7 @@ jbyteArray runner_decode(JNIEnv* env, jclass, jlong h, jintArray ids_a) {
 #define NATIVE(name, sig, fn) {const_cast<char*>(name), const_cast<char*>(sig), reinterpret_cast<void*>(fn)}
 
 const JNINativeMethod kRunnerNatives[] = {
+    NATIVE("generationConfigCheck", "(IFIFFF)V", generation_config_check),
     NATIVE("runnerCreate", "([B[B)J", runner_create),
     NATIVE("runnerCreateFd", "(IJJ[B)J", runner_create_fd),
     NATIVE("runnerDestroy", "(J)V", runner_destroy),

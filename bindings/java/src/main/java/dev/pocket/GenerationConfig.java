@@ -7,9 +7,10 @@ import java.util.Collections;
 import java.util.List;
 
 /**
- * How {@link LlmModule} generates: length, sampling and stop strings. Immutable; values are
- * checked when built, so a bad value fails here with IllegalArgumentException rather than in the
- * middle of a generation.
+ * How {@link LlmModule} generates: length, sampling and stop strings. Immutable; each builder
+ * setter has the runtime check its value (pocket_llm.h's pk_generation_config setters, the one
+ * check every binding uses), so a bad value fails here with IllegalArgumentException naming it
+ * rather than in the middle of a generation.
  *
  * <pre>{@code
  * GenerationConfig c = GenerationConfig.builder().maxNewTokens(64).temperature(0.7f).topP(0.9f).build();
@@ -127,44 +128,42 @@ public final class GenerationConfig {
 
     /** Most tokens to generate, >= 0. */
     public @NonNull Builder maxNewTokens(int n) {
-      if (n < 0) throw new IllegalArgumentException("maxNewTokens must be >= 0, got " + n);
+      check(n, temperature, topK, topP, minP, repetitionPenalty);
       maxNewTokens = n;
       return this;
     }
 
     /** 0 = greedy; otherwise the softmax temperature, finite and > 0. */
     public @NonNull Builder temperature(float t) {
-      if (!(t >= 0) || Float.isInfinite(t)) throw new IllegalArgumentException("temperature must be >= 0 and finite, got " + t);
+      check(maxNewTokens, t, topK, topP, minP, repetitionPenalty);
       temperature = t;
       return this;
     }
 
     /** Keep the k most likely tokens; 0 = off. */
     public @NonNull Builder topK(int k) {
-      if (k < 0) throw new IllegalArgumentException("topK must be >= 0, got " + k);
+      check(maxNewTokens, temperature, k, topP, minP, repetitionPenalty);
       topK = k;
       return this;
     }
 
     /** Nucleus sampling mass in (0, 1]; 1 = off. */
     public @NonNull Builder topP(float p) {
-      if (!(p > 0 && p <= 1)) throw new IllegalArgumentException("topP must be in (0, 1], got " + p);
+      check(maxNewTokens, temperature, topK, p, minP, repetitionPenalty);
       topP = p;
       return this;
     }
 
     /** Drop tokens below minP times the best one's probability, in [0, 1]; 0 = off. */
     public @NonNull Builder minP(float p) {
-      if (!(p >= 0 && p <= 1)) throw new IllegalArgumentException("minP must be in [0, 1], got " + p);
+      check(maxNewTokens, temperature, topK, topP, p, repetitionPenalty);
       minP = p;
       return this;
     }
 
     /** > 1 discourages recently generated tokens; 1 = off. Finite and > 0. */
     public @NonNull Builder repetitionPenalty(float penalty) {
-      if (!(penalty > 0) || Float.isInfinite(penalty)) {
-        throw new IllegalArgumentException("repetitionPenalty must be > 0 and finite, got " + penalty);
-      }
+      check(maxNewTokens, temperature, topK, topP, minP, penalty);
       repetitionPenalty = penalty;
       return this;
     }
@@ -205,6 +204,12 @@ public final class GenerationConfig {
 
     public @NonNull GenerationConfig build() {
       return new GenerationConfig(this);
+    }
+
+    /** The runtime's check of these values (the others are valid already, so it names the new one). */
+    private static void check(int maxNewTokens, float temperature, int topK, float topP, float minP, float penalty) {
+      NativeLib.ensureLoaded();
+      NativeLib.generationConfigCheck(maxNewTokens, temperature, topK, topP, minP, penalty);
     }
   }
 }

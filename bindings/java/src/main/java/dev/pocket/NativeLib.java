@@ -117,6 +117,9 @@ final class NativeLib {
       long[][] shapes);
 
   // ---- LLM runner (pocket_llm.h)
+  /** pk_generation_config's setters on these values; IllegalArgumentException for a refused one. */
+  static native void generationConfigCheck(int maxNewTokens, float temperature, int topK, float topP, float minP,
+      float repetitionPenalty);
   static native long runnerCreate(byte[] model, byte[] tokenizer);
   static native long runnerCreateFd(int fd, long offset, long length, byte[] tokenizer);
   static native void runnerDestroy(long runner);

@@ -72,4 +72,16 @@ class GenerationConfigTest {
     assertEquals(Arrays.asList("keep"), c.getStopStrings());
     assertEquals(256, c.getMaxNewTokens());
   }
+
+  @Test
+  void theRuntimeChecksSamplerValues() {
+    // One check for every binding: pocket_llm.h's setters, whose message names the value.
+    GenerationConfig.Builder b = GenerationConfig.builder();
+    IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+        () -> b.repetitionPenalty(Float.POSITIVE_INFINITY));
+    assertTrue(e.getMessage().contains("repetition_penalty must be > 0 and finite"), e.getMessage());
+    e = assertThrows(IllegalArgumentException.class, () -> b.minP(Float.NaN));
+    assertTrue(e.getMessage().contains("min_p must be in [0, 1]"), e.getMessage());
+    assertEquals(1f, b.build().getRepetitionPenalty());
+  }
 }
