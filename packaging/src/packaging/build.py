@@ -152,7 +152,7 @@ def _check_all(root, out, entries, builds):
 
 def package_app(kind: str, model: str, out: str, app_name=None, app_id=None, target_spec=None, ndk=None,
                 standin=False, say=print) -> str:
-    """`pocket package --app`: an Android (Gradle) or iOS (XcodeGen) chat app project in `out`."""
+    """`pocket package --app`: an Android (Gradle) or iOS (Xcode) chat app project in `out`."""
     from . import app
 
     root = source_root()
@@ -177,5 +177,5 @@ def package_app(kind: str, model: str, out: str, app_name=None, app_id=None, tar
         standin_built = json.load(f)["standin"]
     app.render_project(root, kind, model, out, name, ident, dist, VERSION + ("-standin" if standin_built else ""))
     say(f"wrote the {kind} app project {out} ({name}, {ident}); "
-        + ("open it in Android Studio" if kind == "android" else "run `xcodegen generate` there, then open it in Xcode"))
+        + ("open it in Android Studio" if kind == "android" else "open PocketChat.xcodeproj in Xcode"))
     return out
