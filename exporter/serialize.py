@@ -1,21 +1,16 @@
 """Stage 6: write a ProgramT and its segments as .pocket bytes.
 
-Layout (see schema/program.fbs): 32-byte header, the flatbuffer, then the segments, each
-at a 64-byte aligned offset from segment_base (itself 64-byte aligned in the file).
+Layout (see schema/header.py and schema/program.fbs): the fixed header, the flatbuffer, then
+the segments, each at a 64-byte aligned offset from segment_base (itself 64-byte aligned in the
+file).
 """
 
 from __future__ import annotations
 
-import struct
-
 import flatbuffers
 
 from pocket.fb.api import ProgramT, SegmentT
-
-MAGIC = b"POCKETPG"
-FORMAT_VERSION = 1
-HEADER_SIZE = 32
-ALIGN = 64
+from pocket.fb.header import FORMAT_VERSION, HEADER_SIZE, SEGMENT_ALIGN, pack_header
 
 
 def serialize(program: ProgramT, segments: list[bytes]) -> bytes:
@@ -31,7 +26,7 @@ def serialize(program: ProgramT, segments: list[bytes]) -> bytes:
     builder.Finish(program.Pack(builder), file_identifier=b"PKPG")
     fb = bytes(builder.Output())
     segment_base = _align(HEADER_SIZE + len(fb))
-    out = bytearray(struct.pack("<8sIIQQ", MAGIC, FORMAT_VERSION, HEADER_SIZE, len(fb), segment_base))
+    out = bytearray(pack_header(len(fb), segment_base))
     out += fb
     out += b"\0" * (segment_base - len(out))
     for seg, data in zip(program.segments, segments):
@@ -41,4 +36,4 @@ def serialize(program: ProgramT, segments: list[bytes]) -> bytes:
 
 
 def _align(n: int) -> int:
-    return (n + ALIGN - 1) // ALIGN * ALIGN
+    return (n + SEGMENT_ALIGN - 1) // SEGMENT_ALIGN * SEGMENT_ALIGN

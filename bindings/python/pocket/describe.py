@@ -6,11 +6,8 @@ generated reader. Imports no torch.
 
 from __future__ import annotations
 
-import struct
-
 from pocket.fb.api import Program
-
-HEADER = struct.Struct("<8sIIQQ")
+from pocket.fb.header import unpack_header
 
 
 def describe(path: str) -> dict:
@@ -20,8 +17,8 @@ def describe(path: str) -> dict:
     module = load(path)  # verifies everything
     with open(path, "rb") as f:
         data = f.read()
-    _, version, header_size, fb_size, segment_base = HEADER.unpack_from(data)
-    root = Program.GetRootAs(data, header_size)
+    header = unpack_header(data)
+    root = Program.GetRootAs(data, header.header_size)
     methods = {}
     for i in range(root.MethodsLength()):
         m = root.Methods(i)
@@ -33,7 +30,7 @@ def describe(path: str) -> dict:
             "instructions": m.StepsLength(), "arena_bytes": sum(info["arenas"]),
         }
     return {
-        "format_version": version,
+        "format_version": header.version,
         "file_bytes": len(data),
         "constant_bytes": sum(root.Segments(i).Size() for i in range(root.SegmentsLength())),
         "mutable_buffers": {root.Buffers(i).Name().decode(): root.Buffers(i).Nbytes() for i in range(root.BuffersLength())},
