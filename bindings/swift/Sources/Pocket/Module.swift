@@ -163,11 +163,11 @@ public final class Module: @unchecked Sendable {
       return try (0..<n).map { i in
         var dtype = PK_DTYPE_FLOAT32
         var ndim = 0
-        var lo = [Int64](repeating: 0, count: 8)
-        var hi = [Int64](repeating: 0, count: 8)
+        var lo = [Int64](repeating: 0, count: Int(PK_MAX_DIMS))
+        var hi = [Int64](repeating: 0, count: Int(PK_MAX_DIMS))
         try check(input
-          ? pk_module_input_info(handle, name, i, &dtype, &ndim, &lo, &hi, 8)
-          : pk_module_output_info(handle, name, i, &dtype, &ndim, &lo, &hi, 8))
+          ? pk_module_input_info(handle, name, i, &dtype, &ndim, &lo, &hi, Int(PK_MAX_DIMS))
+          : pk_module_output_info(handle, name, i, &dtype, &ndim, &lo, &hi, Int(PK_MAX_DIMS)))
         return TensorInfo(dtype: try DType(checking: dtype), minShape: lo.prefix(ndim).map { Int($0) },
                           maxShape: hi.prefix(ndim).map { Int($0) })
       }
