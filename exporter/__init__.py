@@ -4,8 +4,8 @@ Stages, in pipeline order (one file each):
     capture.py     torch.export with dynamic shapes, lifted into a MethodGraph
     decompose.py   core ATen (keeping ops Pocket runs whole, e.g. linear)
     passes/        BatchNorm folding, constant folding, op-support check
-    plan.py        memory planning (lifetimes -> arena offsets)
     emit.py        values and instructions of each method
+    plan.py        memory planning (lifetimes -> arena offsets) of the emitted method
     serialize.py   flatbuffer + aligned segments -> bytes
 """
 

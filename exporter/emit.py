@@ -1,4 +1,4 @@
-"""Stage 5: emit a method's value table and instruction list (flatbuffers object API).
+"""Stage 4: emit a method's value table and instruction list (flatbuffers object API).
 
 Every graph value becomes an entry of the value table: tensors (inputs, constants, mutable
 buffers, planned activations), ints (constants and symbolic sizes), lists and so on. Each op

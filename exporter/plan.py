@@ -1,4 +1,5 @@
-"""Stage 4: memory planning. Every planned tensor gets an offset in arena 0.
+"""Stage 5: memory planning, over the method emit.py built. Every planned tensor gets an
+offset in arena 0.
 
 Lifetimes run from the step that first writes a tensor to the last step that reads it
 (method outputs live to the end). Tensors are placed largest first, each into the smallest
