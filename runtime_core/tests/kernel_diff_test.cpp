@@ -290,6 +290,51 @@ void test_sdpa(KernelFn portable, KernelFn fast, const char* set) {
   }
 }
 
+void test_rms_norm(KernelFn portable, KernelFn fast, const char* set) {
+  for (int64_t rows : {1, 2, 7, 33})
+    for (int64_t d : {1, 3, 8, 17, 63, 64}) {
+      auto x = random_floats(rows * d, 3.0f), w = random_floats(d);
+      char what[96];
+      std::snprintf(what, sizeof what, "[%s] pocket::rms_norm rows=%lld d=%lld", set, (long long)rows, (long long)d);
+      check_case(what, portable, fast, [&](Args& a, bool absolute) {
+        a.ptrs = {a.floats({rows, d}, absolute ? abs_of(x) : x), a.floats({d}, absolute ? abs_of(w) : w),
+                  a.real(1e-5), a.output(rows * d)};
+      }, kFloatTol);
+    }
+}
+
+void test_rope(KernelFn portable, KernelFn fast, const char* set) {
+  struct Case {
+    int64_t b, t, h, d;
+  };
+  for (const Case& c : std::vector<Case>{{1, 1, 1, 2}, {1, 1, 9, 64}, {1, 3, 5, 6}, {2, 5, 3, 34}, {1, 17, 2, 16}}) {
+    auto x = random_floats(c.b * c.t * c.h * c.d), cs = random_floats(c.t * c.d), sn = random_floats(c.t * c.d);
+    // Σ|terms| bound: |x|, |cos|, and sin -|sin| in the first half of each row (subtracted), |sin| after.
+    std::vector<float> signed_sin = abs_of(sn);
+    for (int64_t i = 0; i < c.t * c.d; ++i)
+      if (i % c.d < c.d / 2) signed_sin[i] = -signed_sin[i];
+    char what[96];
+    std::snprintf(what, sizeof what, "[%s] pocket::rope b=%lld t=%lld h=%lld d=%lld", set, (long long)c.b,
+                  (long long)c.t, (long long)c.h, (long long)c.d);
+    check_case(what, portable, fast, [&](Args& a, bool absolute) {
+      a.ptrs = {a.floats({c.b, c.t, c.h, c.d}, absolute ? abs_of(x) : x), a.floats({c.t, c.d}, absolute ? abs_of(cs) : cs),
+                a.floats({c.t, c.d}, absolute ? signed_sin : sn), a.output(c.b * c.t * c.h * c.d)};
+    }, kFloatTol);
+  }
+}
+
+void test_swiglu(KernelFn portable, KernelFn fast, const char* set) {
+  for (int64_t n : {1, 3, 17, 63, 200, 1536}) {
+    auto g = random_floats(n, 8.0f), u = random_floats(n);
+    g[0] = -100.0f;  // exp(-g) overflows in the portable formula: silu -> -0
+    char what[64];
+    std::snprintf(what, sizeof what, "[%s] pocket::swiglu n=%lld", set, (long long)n);
+    check_case(what, portable, fast, [&](Args& a, bool absolute) {
+      a.ptrs = {a.floats({n}, absolute ? abs_of(g) : g), a.floats({n}, absolute ? abs_of(u) : u), a.output(n)};
+    }, kFloatTol);
+  }
+}
+
 // A random quantized weight (n, k) in the layouts of schema/QUANTIZATION.md; `unit`: all
 // scales 1 and mins small integers (exact-integer checks).
 struct QWeight {
@@ -404,6 +449,9 @@ const std::vector<OpTest>& op_tests() {
       {"aten::convolution", test_convolution},
       {"pocket::linear_q", test_linear_q},
       {"pocket::sdpa", test_sdpa},
+      {"pocket::rms_norm", test_rms_norm},
+      {"pocket::rope", test_rope},
+      {"pocket::swiglu", test_swiglu},
   };
   return tests;
 }

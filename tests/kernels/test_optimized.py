@@ -9,7 +9,10 @@ Tolerances:
 - float results: |optimized - portable| <= 1e-5 * (|portable| + Σ|terms|), Σ|terms| being
   the portable kernel's output on absolute values (linear, mm/bmm/addmm, convolution; for
   sdpa the output for |v|, softmax weights being positive) or, for linear_q, Σ|x|·max|w|:
-  the optimized kernels sum in another order (vectors, FMA) and nothing else.
+  the optimized kernels sum in another order (vectors, FMA) and nothing else. rms_norm,
+  rope and swiglu use the same bound, Σ|terms| being the portable kernel on absolute inputs
+  (for rope with sin signed so that both terms of each output add; swiglu's vectorized exp
+  is within 2 ulp).
 - linear_q with int8 activations: integer sums are exact and scaled in double, so
   |difference| <= 1e-6 * (|portable| + Σ|terms|); on inputs whose scales are all 1 the
   results are integers and must be identical.
@@ -169,6 +172,32 @@ def sdpa_cases():
         yield args, torch.empty(1, hq, t, d)
 
 
+def rms_norm_cases():
+    for rows, d in [(1, 1), (3, 3), (2, 17), (5, 63), (1, 576), (7, 64), (33, 9)]:
+        yield [torch.randn(rows, d) * 3, torch.randn(d), 1e-5], torch.empty(rows, d)
+
+
+def rope_cases():
+    for b, t, h, d in [(1, 1, 1, 2), (1, 1, 9, 64), (1, 3, 5, 6), (2, 5, 3, 34), (1, 17, 2, 16), (1, 2, 3, 18)]:
+        yield [torch.randn(b, t, h, d), torch.randn(t, d), torch.randn(t, d)], torch.empty(b, t, h, d)
+
+
+def rope_magnitude(args):
+    """Σ|terms| of each output: the kernel on |x|, |cos| and a sin whose first half is -|sin|
+    (y[i] = x[i]·cos[i] - x[i+h]·sin[i]) and second half |sin| (y[i+h] = ... + x[i]·sin[i+h])."""
+    x, cos, sin = args
+    h = x.shape[-1] // 2
+    signed = torch.cat([-sin[:, :h].abs(), sin[:, h:].abs()], dim=-1)
+    return run("pocket::rope", [x.abs(), cos.abs(), signed], x)
+
+
+def swiglu_cases():
+    for shape in [(1,), (3,), (17,), (2, 63), (1, 1536), (3, 7, 65), (200,)]:
+        gate = torch.randn(shape) * 4
+        gate.view(-1)[0] = -100.0
+        yield [gate, torch.randn(shape)], torch.empty(shape)
+
+
 FORMATS = [(4, True), (4, False), (8, True), (8, False)]
 # (act_mode, group size, K): group sizes the microkernels take (multiples of 16 / 32) and
 # others (the portable fallback), K with tails.
@@ -205,6 +234,9 @@ CASES = {
     "aten::convolution": convolution_cases,
     "pocket::linear_q": linear_q_cases,
     "pocket::sdpa": sdpa_cases,
+    "pocket::rms_norm": rms_norm_cases,
+    "pocket::rope": rope_cases,
+    "pocket::swiglu": swiglu_cases,
 }
 
 
@@ -227,6 +259,8 @@ def test_optimized_matches_portable(op, table):
             check(op, args, like, table, linear_q_magnitude(args), tol)
         elif op == "pocket::sdpa":
             check(op, args, like, table, run(op, args[:2] + [args[2].abs()] + args[3:], like), 1e-5)
+        elif op == "pocket::rope":
+            check(op, args, like, table, rope_magnitude(args), 1e-5)
         else:
             check_float(op, args, like, table)
 

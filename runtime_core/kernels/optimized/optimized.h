@@ -10,6 +10,7 @@
 //            dwconv3x3  depthwise 3x3 convolution (aten::convolution)
 //            linear_q   pocket::linear_q
 //            sdpa       pocket::sdpa
+//            llm        pocket::rms_norm, rope, swiglu (one set of row functions)
 //   variant  f32        float32 activations
 //            i8         int8 activations (linear_q act_mode 1 and 2)
 //   isa      avx2       x86-64 AVX2 + FMA              (CpuFeatures::avx2_fma)
@@ -19,8 +20,9 @@
 //            neondot    + SDOT/UDOT                    (dotprod)
 // A body shared by several ISA files of one family is <op>_<variant>_<family>.inc (x86,
 // arm), included by each with its own target attribute and instruction choices.
-// avx2_helpers.inc: mask and horizontal-sum helpers of the AVX2 + FMA files.
-// The ISA-independent drivers are <op>.cpp (gemm.cpp, conv.cpp, linear_q.cpp, sdpa.cpp):
+// avx2_helpers.inc: mask, horizontal-sum and exp helpers of the AVX2 + FMA files;
+// neon_helpers.inc: the exp of the NEON files.
+// The ISA-independent drivers are <op>.cpp (gemm.cpp, conv.cpp, linear_q.cpp, sdpa.cpp, llm.cpp):
 // argument checks (shared with the portable kernels), threading, cache blocking, and the
 // portable fallback for cases the microkernels do not cover. table.cpp combines the best
 // microkernel set per op into the op-level kernels and picks them by CPU features.

@@ -15,22 +15,7 @@ namespace detail {
 
 namespace {
 
-// e^x for x <= 0; below -87 the result is ~1e-38 instead of a denormal or zero.
-inline float32x4_t exp_nonpositive(float32x4_t x) {
-  x = vmaxq_f32(x, vdupq_n_f32(-87.0f));
-  const float32x4_t n = vrndnq_f32(vmulq_n_f32(x, 1.44269504088896341f));
-  float32x4_t r = vfmsq_f32(x, n, vdupq_n_f32(0.693359375f));
-  r = vfmsq_f32(r, n, vdupq_n_f32(-2.12194440e-4f));
-  float32x4_t p = vdupq_n_f32(1.0f / 720);
-  p = vfmaq_f32(vdupq_n_f32(1.0f / 120), p, r);
-  p = vfmaq_f32(vdupq_n_f32(1.0f / 24), p, r);
-  p = vfmaq_f32(vdupq_n_f32(1.0f / 6), p, r);
-  p = vfmaq_f32(vdupq_n_f32(0.5f), p, r);
-  p = vfmaq_f32(vdupq_n_f32(1.0f), p, r);
-  p = vfmaq_f32(vdupq_n_f32(1.0f), p, r);
-  const int32x4_t e = vshlq_n_s32(vaddq_s32(vcvtq_s32_f32(n), vdupq_n_s32(127)), 23);
-  return vmulq_f32(p, vreinterpretq_f32_s32(e));
-}
+#include "neon_helpers.inc"
 
 float dot(const float* a, const float* b, int64_t d) {
   float32x4_t acc0 = vdupq_n_f32(0.0f), acc1 = vdupq_n_f32(0.0f);

@@ -1,12 +1,12 @@
 // Which optimized kernel serves which op on which CPU. Each op-level kernel is a driver
 // (gemm.cpp, conv.cpp, linear_q.cpp, sdpa.cpp) bound to the best microkernels of a set:
 //
-//   set         linear/mm/bmm/addmm  conv (1x1, im2col / dw 3x3)  linear_q (f32 / i8)       sdpa
-//   avx2        gemm avx2            gemm avx2 / dw avx2          avx2 / avx2               avx2
-//   avx512      gemm avx512          gemm avx512 / dw avx2        avx512 / avx2             avx2
-//   avx512vnni  gemm avx512          gemm avx512 / dw avx2        avx512 / avx512vnni       avx2
-//   neon        gemm neon            gemm neon / dw neon          neon / neon               neon
-//   neondot     gemm neon            gemm neon / dw neon          neon / neondot            neon
+//   set         linear/mm/bmm/addmm  conv (1x1, im2col / dw 3x3)  linear_q (f32 / i8)       sdpa  rms_norm/rope/swiglu
+//   avx2        gemm avx2            gemm avx2 / dw avx2          avx2 / avx2               avx2  llm avx2
+//   avx512      gemm avx512          gemm avx512 / dw avx2        avx512 / avx2             avx2  llm avx2
+//   avx512vnni  gemm avx512          gemm avx512 / dw avx2        avx512 / avx512vnni       avx2  llm avx2
+//   neon        gemm neon            gemm neon / dw neon          neon / neon               neon  llm neon
+//   neondot     gemm neon            gemm neon / dw neon          neon / neondot            neon  llm neon
 #include <cstring>
 
 #include "optimized.h"
@@ -49,12 +49,26 @@ template <const SdpaRowFn& R>
 Error sdpa_k(KernelContext& c, Value** a) {
   return sdpa_with(c, a, R);
 }
+template <const LlmKernels& L>
+Error rms_norm_k(KernelContext& c, Value** a) {
+  return rms_norm_with_kernels(c, a, L);
+}
+template <const LlmKernels& L>
+Error rope_k(KernelContext& c, Value** a) {
+  return rope_with_kernels(c, a, L);
+}
+template <const LlmKernels& L>
+Error swiglu_k(KernelContext& c, Value** a) {
+  return swiglu_with_kernels(c, a, L);
+}
 
-#define POCKET_KERNEL_SET(G, D, F, I, R)                                                         \
+#define POCKET_KERNEL_SET(G, D, F, I, R, L)                                                      \
   {                                                                                              \
     {"aten::addmm", addmm_k<G>}, {"aten::bmm", bmm_k<G>}, {"aten::convolution", conv_k<G, D>},   \
         {"aten::linear", linear_k<G>}, {"aten::mm", mm_k<G>},                                    \
         {"pocket::linear_q", linear_q_k<G, F, I>}, {"pocket::sdpa", sdpa_k<R>},                  \
+        {"pocket::rms_norm", rms_norm_k<L>}, {"pocket::rope", rope_k<L>},                        \
+        {"pocket::swiglu", swiglu_k<L>},                                                         \
   }
 
 struct KernelSet {
@@ -64,16 +78,16 @@ struct KernelSet {
 
 #if defined(__x86_64__)
 const OptimizedKernel kAvx2[] =
-    POCKET_KERNEL_SET(kGemmAvx2, kDwConv3x3Avx2, kLinearQF32Avx2, kLinearQI8Avx2, kSdpaAvx2);
+    POCKET_KERNEL_SET(kGemmAvx2, kDwConv3x3Avx2, kLinearQF32Avx2, kLinearQI8Avx2, kSdpaAvx2, kLlmF32Avx2);
 const OptimizedKernel kAvx512[] =
-    POCKET_KERNEL_SET(kGemmAvx512, kDwConv3x3Avx2, kLinearQF32Avx512, kLinearQI8Avx2, kSdpaAvx2);
+    POCKET_KERNEL_SET(kGemmAvx512, kDwConv3x3Avx2, kLinearQF32Avx512, kLinearQI8Avx2, kSdpaAvx2, kLlmF32Avx2);
 const OptimizedKernel kAvx512Vnni[] =
-    POCKET_KERNEL_SET(kGemmAvx512, kDwConv3x3Avx2, kLinearQF32Avx512, kLinearQI8Avx512Vnni, kSdpaAvx2);
+    POCKET_KERNEL_SET(kGemmAvx512, kDwConv3x3Avx2, kLinearQF32Avx512, kLinearQI8Avx512Vnni, kSdpaAvx2, kLlmF32Avx2);
 #endif
 #if defined(__aarch64__)
-const OptimizedKernel kNeon[] = POCKET_KERNEL_SET(kGemmNeon, kDwConv3x3Neon, kLinearQF32Neon, kLinearQI8Neon, kSdpaNeon);
+const OptimizedKernel kNeon[] = POCKET_KERNEL_SET(kGemmNeon, kDwConv3x3Neon, kLinearQF32Neon, kLinearQI8Neon, kSdpaNeon, kLlmF32Neon);
 const OptimizedKernel kNeonDot[] =
-    POCKET_KERNEL_SET(kGemmNeon, kDwConv3x3Neon, kLinearQF32Neon, kLinearQI8NeonDot, kSdpaNeon);
+    POCKET_KERNEL_SET(kGemmNeon, kDwConv3x3Neon, kLinearQF32Neon, kLinearQI8NeonDot, kSdpaNeon, kLlmF32Neon);
 #endif
 
 template <size_t N>

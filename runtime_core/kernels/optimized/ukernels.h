@@ -7,6 +7,7 @@
 
 #include <cstdint>
 
+#include "../portable/llm_util.h"
 #include "../portable/parts.h"
 
 // Put before the loops over a register tile's rows, columns and vectors (constant trip
@@ -114,6 +115,14 @@ struct LinearQI8Kernels {
 using SdpaRowFn = void (*)(const float* q, const float* k, const float* v, int64_t len, int64_t d, float scale,
                            float* scores, float* o);
 
+// ---- pocket::rms_norm, rope, swiglu (llm_f32_<isa>.cpp): the row/range functions of
+// kernels/portable/llm_util.h, same contracts as rms_norm_rows, rope_rows, swiglu_range.
+struct LlmKernels {
+  RmsNormRowsFn rms_norm;
+  RopeRowsFn rope;
+  SwigluRangeFn swiglu;
+};
+
 // ---- the microkernels of each ISA (defined in the ISA files; x86-64 or arm64 only)
 #if defined(__x86_64__)
 extern const GemmKernels kGemmAvx2;
@@ -124,6 +133,7 @@ extern const LinearQF32Kernels kLinearQF32Avx512;
 extern const LinearQI8Kernels kLinearQI8Avx2;
 extern const LinearQI8Kernels kLinearQI8Avx512Vnni;
 extern const SdpaRowFn kSdpaAvx2;
+extern const LlmKernels kLlmF32Avx2;
 #endif
 #if defined(__aarch64__)
 extern const GemmKernels kGemmNeon;
@@ -132,6 +142,7 @@ extern const LinearQF32Kernels kLinearQF32Neon;
 extern const LinearQI8Kernels kLinearQI8Neon;
 extern const LinearQI8Kernels kLinearQI8NeonDot;
 extern const SdpaRowFn kSdpaNeon;
+extern const LlmKernels kLlmF32Neon;
 #endif
 
 // ---- drivers (ISA-independent)
@@ -143,6 +154,9 @@ Error conv_with(KernelContext& ctx, Value** args, const GemmKernels& g, DwConv3x
 Error linear_q_with(KernelContext& ctx, Value** args, const GemmKernels& g, const LinearQF32Kernels& f32,
                     const LinearQI8Kernels& i8);
 Error sdpa_with(KernelContext& ctx, Value** args, SdpaRowFn row);
+Error rms_norm_with_kernels(KernelContext& ctx, Value** args, const LlmKernels& k);
+Error rope_with_kernels(KernelContext& ctx, Value** args, const LlmKernels& k);
+Error swiglu_with_kernels(KernelContext& ctx, Value** args, const LlmKernels& k);
 
 // Parallel fp32 products over the thread pool, cut into blocks that suit g's tiles.
 void gemm_nt(KernelContext& ctx, const GemmKernels& g, int64_t m, int64_t n, int64_t k, const float* a,
