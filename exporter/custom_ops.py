@@ -20,7 +20,8 @@ from pocket.exporter.quant import ops as quant_ops  # noqa: F401  (pocket::linea
 
 @torch.library.custom_op("pocket::update_cache", mutates_args=())
 def update_cache(cache: Tensor, value: Tensor, start_pos: Tensor) -> Tensor:
-    """Writes value [B, H, T, D] into cache [B, H, S, D] at positions start_pos .. start_pos+T-1.
+    """Writes value [B, H, T, D] into cache [B, H, S, D] at positions start_pos .. start_pos+T-1,
+    converted to the cache's dtype (a float16 cache takes float32 values, rounded to nearest).
 
     start_pos is an int64 tensor of one element. In an exported program whose cache is a
     mutable buffer this runs in place (see passes/reinplace.py); eagerly it returns a copy.
@@ -43,7 +44,7 @@ def _(cache, value, start_pos):
 def sdpa(q: Tensor, k_cache: Tensor, v_cache: Tensor, start_pos: Tensor, scale: float) -> Tensor:
     """Causal attention of q [B, Hq, T, D] (positions start_pos ..) over the first
     start_pos + T positions of the caches [B, Hkv, S, D]; Hq is a multiple of Hkv (grouped-query
-    attention). Returns [B, Hq, T, D]."""
+    attention); the caches may be float16 (read as float32). Returns [B, Hq, T, D]."""
     start = int(start_pos.reshape(-1)[0])
     t = q.shape[2]
     length = start + t

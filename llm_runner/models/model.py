@@ -3,6 +3,11 @@
 Module and parameter names follow Hugging Face checkpoints (model.layers.N.self_attn.q_proj,
 ...), so a safetensors state dict loads as it is. forward(tokens, input_pos) runs T new
 tokens at positions input_pos .. input_pos+T-1 and returns the logits of the last one.
+
+RMSNorm, rotary embeddings and the SwiGLU gate run as the fused ops pocket::rms_norm,
+pocket::rope and pocket::swiglu (one kernel each in the exported graph; their eager
+implementations are the same math). Transformer.use_fused_ops(False) switches back to the
+plain torch code, e.g. to export for a runtime without those ops.
 """
 
 from __future__ import annotations
@@ -30,16 +35,22 @@ def _no_init(active: bool):
 
 
 class RMSNorm(nn.Module):
+    fused = True  # pocket::rms_norm; see Transformer.use_fused_ops
+
     def __init__(self, dim: int, eps: float):
         super().__init__()
         self.weight = nn.Parameter(torch.ones(dim))
         self.eps = eps
 
     def forward(self, x):
+        if self.fused:
+            return torch.ops.pocket.rms_norm(x, self.weight, self.eps)
         return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps) * self.weight
 
 
 class Attention(nn.Module):
+    fused = True  # pocket::rope; see Transformer.use_fused_ops
+
     def __init__(self, c: LlmConfig, max_seq_len: int):
         super().__init__()
         self.n_heads, self.n_kv_heads, self.head_dim = c.n_heads, c.n_kv_heads, c.head_dim
@@ -61,7 +72,10 @@ class Attention(nn.Module):
         v = self.v_proj(x).view(b, t, self.n_kv_heads, self.head_dim)
         if hasattr(self, "q_norm"):
             q, k = self.q_norm(q), self.k_norm(k)
-        q, k = apply_rope(q, cos, sin), apply_rope(k, cos, sin)
+        if self.fused:
+            q, k = torch.ops.pocket.rope(q, cos, sin), torch.ops.pocket.rope(k, cos, sin)
+        else:
+            q, k = apply_rope(q, cos, sin), apply_rope(k, cos, sin)
         q, k, v = q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2)  # (B, H, T, D)
         k_all = torch.ops.pocket.update_cache(self.k_cache, k, input_pos)
         v_all = torch.ops.pocket.update_cache(self.v_cache, v, input_pos)
@@ -72,6 +86,8 @@ class Attention(nn.Module):
 
 
 class MLP(nn.Module):
+    fused = True  # pocket::swiglu; see Transformer.use_fused_ops
+
     def __init__(self, c: LlmConfig):
         super().__init__()
         self.gate_proj = nn.Linear(c.dim, c.hidden_dim, bias=False)
@@ -79,6 +95,8 @@ class MLP(nn.Module):
         self.down_proj = nn.Linear(c.hidden_dim, c.dim, bias=False)
 
     def forward(self, x):
+        if self.fused:
+            return self.down_proj(torch.ops.pocket.swiglu(self.gate_proj(x), self.up_proj(x)))
         return self.down_proj(nn.functional.silu(self.gate_proj(x)) * self.up_proj(x))
 
 
@@ -117,6 +135,26 @@ class Transformer(nn.Module):
         cos, sin = rope_tables(config.head_dim, config.rope_theta, config.rope_scaling, max_seq_len)
         self.register_buffer("rope_cos", cos, persistent=False)  # (max_seq_len, head_dim)
         self.register_buffer("rope_sin", sin, persistent=False)
+
+    def set_kv_cache_dtype(self, dtype: torch.dtype) -> "Transformer":
+        """Stores the KV cache as float32 (the default) or float16 (half the memory; keys and
+        values are rounded to float16 when written, attention computes in float32). Empties
+        the caches. Returns self."""
+        if dtype not in (torch.float32, torch.float16):
+            raise ValueError(f"KV cache dtype must be torch.float32 or torch.float16, got {dtype}")
+        for layer in self.model.layers:
+            a = layer.self_attn
+            a.k_cache = torch.zeros_like(a.k_cache, dtype=dtype)
+            a.v_cache = torch.zeros_like(a.v_cache, dtype=dtype)
+        return self
+
+    def use_fused_ops(self, fused: bool = True) -> "Transformer":
+        """Whether RMSNorm, RoPE and SwiGLU run as pocket:: fused ops (the default) or as plain
+        torch code (exports then need no pocket::rms_norm/rope/swiglu kernel). Returns self."""
+        for m in self.modules():
+            if isinstance(m, (RMSNorm, Attention, MLP)):
+                m.fused = fused
+        return self
 
     def forward(self, tokens: torch.Tensor, input_pos: torch.Tensor) -> torch.Tensor:
         """tokens (1, T) int64, input_pos (1,) int64 -> logits (1, vocab) of the last token."""

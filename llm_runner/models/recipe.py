@@ -18,21 +18,28 @@ log = logging.getLogger("pocket.llm")
 
 # model family -> chat template family the runner formats prompts with
 CHAT_TEMPLATES = {"llama3": "llama3", "chatml": "chatml", "llama2": "llama2"}
+# --kv-cache choices -> the dtype the KV cache buffers are stored in
+KV_CACHE_DTYPES = {"fp32": torch.float32, "fp16": torch.float16}
 
 
 def export_llm(model: Transformer, chat_template: str = "none", bos_id: int | None = None,
                eos_ids: tuple[int, ...] | None = None, metadata: dict | None = None, quantize=None,
                group_size: int | None = None, tokenizer: bytes | None = None,
-               system_prompt: str = "") -> Program:
+               system_prompt: str = "", kv_cache: str = "fp32") -> Program:
     """Exports `model` for the runner.
 
     chat_template: 'llama3', 'chatml', 'llama2' or 'none'; quantize: None, '8da4w', 'int8w' or
     a QuantConfig (see pocket.export); tokenizer: tokenizer file bytes to embed;
-    system_prompt: the default system prompt of chats (the checkpoint template's)."""
+    system_prompt: the default system prompt of chats (the checkpoint template's);
+    kv_cache: 'fp32' or 'fp16' (half the KV memory; sets the model's cache dtype, see
+    Transformer.set_kv_cache_dtype), recorded in the metadata under "kv_cache"."""
     c = model.config
     n = model.max_seq_len
     if chat_template not in (*CHAT_TEMPLATES, "none"):
         raise ValueError(f"unknown chat template {chat_template!r}; choose llama3, chatml, llama2 or none")
+    if kv_cache not in KV_CACHE_DTYPES:
+        raise ValueError(f"unknown KV cache type {kv_cache!r}; choose {' or '.join(KV_CACHE_DTYPES)}")
+    model.set_kv_cache_dtype(KV_CACHE_DTYPES[kv_cache])
     prompt = torch.zeros(1, min(4, n), dtype=torch.long)
     one = torch.zeros(1, 1, dtype=torch.long)
     pos = torch.zeros(1, dtype=torch.long)
@@ -43,7 +50,7 @@ def export_llm(model: Transformer, chat_template: str = "none", bos_id: int | No
         "pocket_llm": 1, "model_family": c.family, "max_seq_len": n, "vocab_size": c.vocab_size,
         "n_layers": c.n_layers, "dim": c.dim, "chat_template": chat_template,
         "bos_id": -1 if bos is None else bos, "eos_ids": ",".join(str(e) for e in eos),
-        "default_system_prompt": system_prompt, **(metadata or {}),
+        "default_system_prompt": system_prompt, "kv_cache": kv_cache, **(metadata or {}),
     }
     log.info("exporting %s: %d layers, dim %d, vocab %d, max_seq_len %d", c.family, c.n_layers, c.dim,
              c.vocab_size, n)
@@ -54,7 +61,7 @@ def export_llm(model: Transformer, chat_template: str = "none", bos_id: int | No
 
 
 def export_checkpoint(folder: str, max_seq_len: int | None = None, chat_template: str = "auto", quantize=None,
-                      group_size: int | None = None) -> Program:
+                      group_size: int | None = None, kv_cache: str = "fp32") -> Program:
     """Exports a local Hugging Face folder (config.json, *.safetensors, tokenizer files)."""
     config = LlmConfig.from_json(os.path.join(folder, "config.json"))
     n = max_seq_len or min(config.max_position_embeddings, 1024)
@@ -68,11 +75,11 @@ def export_checkpoint(folder: str, max_seq_len: int | None = None, chat_template
         with open(tokenizer_path, "rb") as f:
             tokenizer = f.read()
     return export_llm(model, chat_template=chat_template, quantize=quantize, group_size=group_size,
-                      tokenizer=tokenizer, system_prompt=default_system_prompt(template))
+                      tokenizer=tokenizer, system_prompt=default_system_prompt(template), kv_cache=kv_cache)
 
 
 def export_gguf(path: str, max_seq_len: int | None = None, chat_template: str = "auto", activations: str = "fp32",
-                quantize=None, group_size: int | None = None) -> Program:
+                quantize=None, group_size: int | None = None, kv_cache: str = "fp32") -> Program:
     """Exports a GGUF file, keeping its quantization (unless `quantize` re-quantizes on purpose)
     and embedding its tokenizer and chat template."""
     from pocket.llm.models.gguf_model import config_from_gguf, field, load_gguf_model, open_gguf
@@ -87,11 +94,12 @@ def export_gguf(path: str, max_seq_len: int | None = None, chat_template: str = 
         chat_template = chat_format_of(template)
     return export_llm(model, chat_template=chat_template, quantize=quantize, group_size=group_size,
                       tokenizer=tokenizer_json_from_gguf(reader), system_prompt=default_system_prompt(template),
-                      metadata={"source": os.path.basename(path), "activations": activations if quantize is None else "-"})
+                      metadata={"source": os.path.basename(path), "activations": activations if quantize is None else "-"},
+                      kv_cache=kv_cache)
 
 
 def export_random(config_path: str, seed: int = 0, max_seq_len: int | None = None, chat_template: str = "none",
-                  quantize=None, group_size: int | None = None) -> Program:
+                  quantize=None, group_size: int | None = None, kv_cache: str = "fp32") -> Program:
     """Exports the model of a config.json with random weights (for tests and benchmarks)."""
     config = LlmConfig.from_json(config_path)
     torch.manual_seed(seed)
@@ -100,7 +108,8 @@ def export_random(config_path: str, seed: int = 0, max_seq_len: int | None = Non
         for p in model.parameters():
             if p.dim() > 1:
                 p.normal_(0, 0.02)
-    return export_llm(model.eval(), chat_template=chat_template, quantize=quantize, group_size=group_size)
+    return export_llm(model.eval(), chat_template=chat_template, quantize=quantize, group_size=group_size,
+                      kv_cache=kv_cache)
 
 
 def checkpoint_chat_template(folder: str) -> str:

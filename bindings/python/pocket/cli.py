@@ -50,6 +50,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--activations", choices=["fp32", "int8"], default="fp32",
                    help="with --gguf: activations of the kept quantized layers (fp32: exact to the file's "
                    "de-quantized model; int8: faster on int8 dot-product hardware)")
+    p.add_argument("--kv-cache", choices=["fp32", "fp16"], default="fp32",
+                   help="KV cache storage: fp16 halves its memory (attention still computes in fp32)")
     p.add_argument("--force", action="store_true", help="overwrite an existing file that is not a .pocket file")
     _quant_args(p, static=False)
     p.set_defaults(run=_llm_export)
@@ -211,16 +213,16 @@ def _llm_export(args) -> int:
         what = f"re-quantized to {args.quantize}" if args.quantize else f"keeping its quantization, {args.activations} activations"
         print(f"exporting {args.gguf} ({what}) ...", file=sys.stderr)
         program = recipe.export_gguf(args.gguf, args.max_seq_len, args.chat_template, args.activations, args.quantize,
-                                     args.group_size)
+                                     args.group_size, kv_cache=args.kv_cache)
     elif args.checkpoint:
         print(f"exporting {args.checkpoint} ...", file=sys.stderr)
         program = recipe.export_checkpoint(args.checkpoint, args.max_seq_len, args.chat_template, args.quantize,
-                                           args.group_size)
+                                           args.group_size, kv_cache=args.kv_cache)
     else:
         template = "none" if args.chat_template == "auto" else args.chat_template
         print(f"exporting {args.config} with random weights (seed {args.seed}) ...", file=sys.stderr)
         program = recipe.export_random(args.config, args.seed, args.max_seq_len, template, args.quantize,
-                                       args.group_size)
+                                       args.group_size, kv_cache=args.kv_cache)
     replaced = os.path.exists(args.output)
     program.save(args.output)
     md = program.summary

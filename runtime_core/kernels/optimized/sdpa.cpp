@@ -10,16 +10,19 @@ Error sdpa_with(KernelContext& ctx, Value** args, SdpaRowFn row) {
   SdpaArgs a;
   Error e = prepare_sdpa(ctx, args, &a);
   if (e != Error::Ok) return e;
-  const int64_t heads = a.B * a.Hq, len = a.start + a.T, group = a.Hq / a.Hkv;
+  const int64_t heads = a.B * a.Hq, len = a.start + a.T;
   const int64_t slices = slice_count(ctx, heads, a.T * len * a.D * 2);
   float* scores = nullptr;  // per slice (start + T)
+  float* kv = nullptr;      // float16 caches: per slice, one kv head widened
   e = temp_array(ctx, "sdpa", "scores", slices * len, &scores);
+  if (e == Error::Ok) e = sdpa_kv_scratch(ctx, a, slices, &kv);
   if (e != Error::Ok) return e;
   parallel_slices(ctx, heads, slices, [&](int64_t s, int64_t begin, int64_t end) {
+    int64_t widened = -1;
     for (int64_t i = begin; i < end; ++i) {
       const int64_t b = i / a.Hq, h = i % a.Hq;
-      const float* kh = a.k + (b * a.Hkv + h / group) * a.S * a.D;  // (S, D)
-      const float* vh = a.v + (b * a.Hkv + h / group) * a.S * a.D;
+      const float *kh, *vh;  // (S or len, D)
+      sdpa_kv_head(a, b, h, kv ? kv + s * 2 * len * a.D : nullptr, &widened, &kh, &vh);
       for (int64_t t = 0; t < a.T; ++t)
         row(a.q + (i * a.T + t) * a.D, kh, vh, a.start + t + 1, a.D, a.scale, scores + s * len,
             a.out + (i * a.T + t) * a.D);

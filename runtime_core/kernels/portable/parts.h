@@ -79,17 +79,28 @@ struct LinearQProblem {
 Error prepare_linear_q(KernelContext& ctx, Value** args, LinearQProblem* p);
 Error linear_q_portable(KernelContext& ctx, const LinearQProblem& p);
 
-// ---- pocket::sdpa: causal attention over a KV cache, float32, contiguous.
+// ---- pocket::sdpa: causal attention over a KV cache, float32 (the caches may be float16:
+// then k16/v16 are set and k/v are null), contiguous.
 struct SdpaArgs {
   const float* q = nullptr;  // (B, Hq, T, D)
   const float* k = nullptr;  // (B, Hkv, S, D)
   const float* v = nullptr;  // (B, Hkv, S, D)
+  const uint16_t* k16 = nullptr;  // float16 caches, (B, Hkv, S, D)
+  const uint16_t* v16 = nullptr;
   float* out = nullptr;      // (B, Hq, T, D)
   int64_t B = 0, Hq = 0, T = 0, D = 0, Hkv = 0, S = 0, start = 0;
   float scale = 1.0f;
 };
 Error prepare_sdpa(KernelContext& ctx, Value** args, SdpaArgs* a);
 Error sdpa_portable(KernelContext& ctx, const SdpaArgs& a);
+// Float16 caches: scratch for `slices` slices of one kv head's first start+T rows of K and V
+// widened to float32 (null, and no allocation, for float32 caches).
+Error sdpa_kv_scratch(KernelContext& ctx, const SdpaArgs& a, int64_t slices, float** kv);
+// The K and V rows (S or start+T of them, D floats apart) of query head (b, h): the caches'
+// own for float32, else `scratch` (one slice's) filled unless *widened already names this
+// kv head (start each slice with *widened = -1).
+void sdpa_kv_head(const SdpaArgs& a, int64_t b, int64_t h, float* scratch, int64_t* widened, const float** kh,
+                  const float** vh);
 
 }  // namespace detail
 }  // namespace pocket
