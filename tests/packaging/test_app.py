@@ -123,9 +123,8 @@ def test_committed_xcodeproj_agrees_with_its_spec():
     settings file, plists and source files (a changed spec or a new file means: regenerate)."""
     spec = yaml.safe_load(open(os.path.join(IOS, "project.yml")))
     project = Pbxproj(os.path.join(IOS, "PocketChat.xcodeproj", "project.pbxproj"))
-    types = {"application": "application", "framework": "framework", "bundle.unit-test": "bundle.unit-test"}
     targets = {o["name"]: o["productType"] for o in project.of("PBXNativeTarget")}
-    assert targets == {name: "com.apple.product-type." + types[t["type"]] for name, t in spec["targets"].items()}
+    assert targets == {name: "com.apple.product-type." + t["type"] for name, t in spec["targets"].items()}
     schemes = os.path.join(IOS, "PocketChat.xcodeproj", "xcshareddata", "xcschemes")
     assert sorted(os.listdir(schemes)) == sorted(name + ".xcscheme" for name in spec["schemes"])
     for name, scheme in spec["schemes"].items():
