@@ -34,10 +34,7 @@ def quantize(w: torch.Tensor, fmt: WeightFormat):
         raise ValueError(f"{k} columns are not a multiple of the group size {fmt.group_size}")
     g = w.detach().float().reshape(n, k // fmt.group_size, fmt.group_size)
     if fmt.symmetric:
-        qmax = 7 if fmt.bits == 4 else 127
-        scales = g.abs().amax(-1) / qmax
-        scales = torch.where(scales == 0, torch.ones_like(scales), scales)
-        q = torch.clamp(torch.round(g / scales[..., None]), -qmax - (1 if fmt.bits == 4 else 0), qmax)
+        scales, q = symmetric_scales(g, fmt.bits)
         mins = None
     else:
         qmax = 15 if fmt.bits == 4 else 255
@@ -47,6 +44,40 @@ def quantize(w: torch.Tensor, fmt: WeightFormat):
         q = torch.clamp(torch.round((g - lo[..., None]) / scales[..., None]), 0, qmax)
         mins = lo.contiguous()
     return pack(q.reshape(n, k).to(torch.int32), fmt), scales.contiguous(), mins
+
+
+def symmetric_scales(g: torch.Tensor, bits: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """Scales and integers for groups g (..., group) that minimize the squared error per group.
+
+    The plain choice, scale = amax / 7 for int4, never uses -8 and rounds every other weight on
+    a grid fitted to the one largest; at 4 bits that costs accuracy (measured on SmolLM2:
+    teacher-forced top-1 agreement with fp32, benchmarks/smollm2_bench.py). Instead each group
+    tries scales amax / d for d from qmax to qmax + 1 (d > qmax clips the largest weight
+    to use the -8 level or a finer grid), refits each scale to its rounded integers by least
+    squares (s = <w, q> / <q, q>), rounds again and keeps the candidate with the smallest error.
+    amax / qmax is among the candidates and neither step can raise its error, so no group is
+    worse than with the plain choice."""
+    qmax = 7 if bits == 4 else 127
+    qmin = -8 if bits == 4 else -127
+    amax = g.abs().amax(-1)
+    safe = torch.where(amax == 0, torch.ones_like(amax), amax)
+    best_err = best_s = best_q = None
+    for d in (qmax, qmax + 0.25, qmax + 0.5, qmax + 0.75, qmax + 1.0):
+        s = safe / d
+        q = torch.clamp(torch.round(g / s[..., None]), qmin, qmax)
+        qq = (q * q).sum(-1)
+        s = torch.where(qq > 0, (g * q).sum(-1) / qq.clamp_min(1), s).clamp_min(torch.finfo(torch.float32).tiny)
+        q = torch.clamp(torch.round(g / s[..., None]), qmin, qmax)
+        err = ((g - q * s[..., None]) ** 2).sum(-1)
+        if best_err is None:
+            best_err, best_s, best_q = err, s, q
+        else:
+            better = err < best_err
+            best_err = torch.where(better, err, best_err)
+            best_s = torch.where(better, s, best_s)
+            best_q = torch.where(better[..., None], q, best_q)
+    best_s = torch.where(amax == 0, torch.ones_like(best_s), best_s)
+    return best_s.contiguous(), best_q
 
 
 def pack(q: torch.Tensor, fmt: WeightFormat) -> torch.Tensor:
