@@ -7,18 +7,29 @@
 # An editable install (`pip install -e .`) puts an import hook in front of PYTHONPATH; the
 # sitecustomize.py written here removes that hook, so PYTHONPATH=BUILD_DIR/python wins in this
 # process and in every child process it starts. ccache is used when installed.
+#
+#   scripts/dev_build.sh --package-only build/lsan-bindings   # only the package, around the
+#                                                           # _native*.so a preset already built
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-build=$(realpath -m "${1:-$root/build/dev}")
-python3 -c "import pybind11" 2>/dev/null ||
-  python3 -m pip install -q --disable-pip-version-check pybind11==3.1.0  # pyproject's build pin
-launcher=()
-if command -v ccache >/dev/null 2>&1; then
-  launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+package_only=0
+if [ "${1:-}" = --package-only ]; then
+  package_only=1
+  shift
 fi
-cmake -S "$root" -B "$build" -G Ninja -DPOCKET_BUILD_PYTHON=ON -DPOCKET_BUILD_TESTS=ON \
-  "${launcher[@]}" -Dpybind11_DIR="$(python3 -m pybind11 --cmakedir)" >/dev/null
-ninja -C "$build" > "$build/ninja.log" || { tail -30 "$build/ninja.log"; exit 1; }
+build=$(realpath -m "${1:-$root/build/dev}")
+if [ $package_only = 0 ]; then
+  python3 -c "import pybind11" 2>/dev/null ||
+    python3 -m pip install -q --disable-pip-version-check pybind11==3.1.0  # pyproject's build pin
+  launcher=()
+  if command -v ccache >/dev/null 2>&1; then
+    launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+  fi
+  cmake -S "$root" -B "$build" -G Ninja -DPOCKET_BUILD_PYTHON=ON -DPOCKET_BUILD_TESTS=ON \
+    "${launcher[@]}" -Dpybind11_DIR="$(python3 -m pybind11 --cmakedir)" >/dev/null
+  ninja -C "$build" > "$build/ninja.log" || { tail -30 "$build/ninja.log"; exit 1; }
+fi
+ls "$build"/_native*.so >/dev/null 2>&1 || { echo "no _native*.so in $build" >&2; exit 1; }
 pkg="$build/python/pocket"
 rm -rf "$build/python"  # rebuilt from scratch: never write through an old symlink
 mkdir -p "$pkg"

@@ -13,6 +13,10 @@
 #
 # Missing toolchains (javac, java, kotlinc, the JUnit jar; for --arm64 also the cross compiler
 # and qemu) skip the run with a message, except under CI=true, where they fail it.
+#
+# A BUILD_DIR that CMake already configured keeps its build type (e.g. the lsan-bindings
+# preset's). POCKET_JAVA_LAUNCHER, words put before `java` for the JUnit run, runs the tests
+# under a wrapper: scripts/lsan_bindings.sh uses `env LD_PRELOAD=libasan.so ...`.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 here=$root/bindings/java
@@ -59,8 +63,8 @@ quiet_kotlinc() {  # kotlinc 1.3 on JDK 17 warns about -Xverify:none on every ru
 
 # ---------------------------------------------------------------- native libraries
 echo "==> CMake: libpocket + libpocket_jni in $build"
-cmake_args=(-S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DPOCKET_BUILD_JAVA=ON
-  -DPOCKET_BUILD_TESTS=OFF -DJAVA_HOME="$java_home")
+cmake_args=(-S "$root" -B "$build" -G Ninja -DPOCKET_BUILD_JAVA=ON -DPOCKET_BUILD_TESTS=OFF -DJAVA_HOME="$java_home")
+[ -f "$build/CMakeCache.txt" ] || cmake_args+=(-DCMAKE_BUILD_TYPE=Release)
 [ $arm64 = 1 ] && cmake_args+=(-DCMAKE_TOOLCHAIN_FILE="$root/cmake/toolchains/aarch64-linux-gnu.cmake")
 cmake "${cmake_args[@]}" >"$build/configure.log" || { cat "$build/configure.log"; exit 1; }
 cmake --build "$build" --target pocket pocket_jni
@@ -103,7 +107,8 @@ fi
 
 # ---------------------------------------------------------------- JUnit
 cp_all="$build/pocket.jar:$build/pocket-kotlin.jar:$kotlin_stdlib:$classes/demo:$classes/test:$classes/kotlin-test"
-java_cmd=(java)
+read -r -a java_cmd <<<"${POCKET_JAVA_LAUNCHER:-}"
+java_cmd+=(java)
 junit_filter=()
 if [ $arm64 = 1 ]; then
   jre=$build/jre
