@@ -7,7 +7,7 @@ import pytest
 import torch
 
 import pocket
-from pocket.llm import Runner
+from pocket.llm import Runner, Tokenizer
 from pocket.llm.models import LlmConfig, Transformer, export_llm
 from program_tools import pack, unpack
 from random_models import random_llm
@@ -214,3 +214,29 @@ def test_missing_tokenizer_without_embedded_one_is_an_error(setup):
     folder, _, _ = setup
     with pytest.raises(pocket.PocketError, match="has no embedded tokenizer"):
         Runner(folder / "model.pocket")
+
+
+@pytest.mark.parametrize("family", ["llama2", "metaspace", "metaspace_split", "llama2c"])
+def test_streamed_text_equals_decoded_ids_for_every_tokenizer_family(tmp_path, family):
+    """Streaming decodes a window of tokens per step, not the whole answer: long sampled answers
+    (byte tokens that split characters, spaces a SentencePiece decoder strips at the start or
+    after BOS) stream exactly what decoding all their ids gives."""
+    from tokenizer_fixtures import llama2c_file, llama2c_vocab, sentencepiece_bpe
+
+    tokenizer_json = sentencepiece_bpe("llama2" if family == "llama2c" else family)
+    path = tmp_path / "tokenizer.json"
+    if family == "llama2c":
+        path = tmp_path / "tokenizer.bin"
+        path.write_bytes(llama2c_file(*llama2c_vocab(tokenizer_json)))
+    else:
+        path.write_text(tokenizer_json, encoding="utf-8")
+    vocab = len(Tokenizer.from_file(str(path)))
+    config = LlmConfig(vocab_size=vocab, dim=32, n_layers=1, n_heads=2, n_kv_heads=2, hidden_dim=64, head_dim=16)
+    export_llm(random_llm(config, MAX_SEQ)).save(tmp_path / "model.pocket")
+    runner = Runner(tmp_path / "model.pocket", path)
+    for seed in range(3):
+        text = "".join(runner.generate("Hello there", max_new_tokens=60, temperature=1.5, seed=seed))
+        generated = runner.stats["generated_tokens"]
+        ids = runner.generate_ids(runner.tokenizer.encode("Hello there", add_bos=True), 60, temperature=1.5, seed=seed)
+        assert len(ids) == generated > 0
+        assert text == runner.tokenizer.decode(ids), (seed, ids)
