@@ -1,5 +1,6 @@
 // TextRunner: the LLM runner of pocket_llm.h (tokenizer, sampler, KV cache) for a program
-// exported by `pocket llm export`. Text streams to a closure or through an AsyncThrowingStream.
+// exported by `pocket llm export`. Text streams to a closure or through an AsyncThrowingStream;
+// both pull it from the runner's one generation loop (pk_runner_start / pk_runner_next).
 import CPocket
 import Foundation
 
@@ -122,8 +123,8 @@ public final class TextRunner: @unchecked Sendable {
   @discardableResult
   public func generate(_ prompt: String, config: GenerationConfig = .init(),
                        onPiece: (String) throws -> Void = { _ in }) throws -> String {
-    try streaming(config, onPiece) { c, sink in
-      prompt.withCString { pk_runner_generate(handle, $0, c, pieceCallback, sink) }
+    try pulling(config, onPiece) { c, generation in
+      prompt.withCString { pk_runner_start(handle, $0, c, generation) }
     }
   }
 
@@ -133,8 +134,8 @@ public final class TextRunner: @unchecked Sendable {
   @discardableResult
   public func chat(_ message: String, config: GenerationConfig = .init(),
                    onPiece: (String) throws -> Void = { _ in }) throws -> String {
-    try streaming(config, onPiece) { c, sink in
-      message.withCString { pk_runner_chat(handle, $0, c, pieceCallback, sink) }
+    try pulling(config, onPiece) { c, generation in
+      message.withCString { pk_runner_start_chat(handle, $0, c, generation) }
     }
   }
 
@@ -272,19 +273,35 @@ public final class TextRunner: @unchecked Sendable {
     _ = (storedSystemPrompt ?? "").withCString { pk_runner_set_system_prompt(handle, $0) }
   }
 
-  /// Runs a streaming C call with `config` and a sink that feeds `onPiece`.
-  private func streaming(_ config: GenerationConfig, _ onPiece: (String) throws -> Void,
-                         _ call: (OpaquePointer, UnsafeMutableRawPointer) -> pk_status) throws -> String {
+  /// Starts a generation with `start` and pulls its pieces into `onPiece` until it ends; a
+  /// throwing `onPiece` stops it (the error is rethrown once it has ended). Returns the text.
+  private func pulling(_ config: GenerationConfig, _ onPiece: (String) throws -> Void,
+                       _ start: (OpaquePointer, UnsafeMutablePointer<UInt64>) -> pk_status) throws -> String {
     try generation {
-      try withoutActuallyEscaping(onPiece) { onPiece in
-        let sink = PieceSink(onPiece)
-        try config.withCConfig { c in
-          try withExtendedLifetime(sink) {
-            try check(call(c, Unmanaged.passUnretained(sink).toOpaque()))
+      try config.withCConfig { c in
+        var id: UInt64 = 0
+        try check(start(c, &id))
+        var text = ""
+        var failure: Error?
+        while true {
+          var piece: UnsafePointer<CChar>?
+          var size = 0
+          var done: Int32 = 0
+          try check(pk_runner_next(handle, id, &piece, &size, &done))
+          if done != 0 { break }
+          let bytes = UnsafeRawBufferPointer(start: piece, count: size)
+          let next = String(decoding: bytes, as: UTF8.self)
+          text += next
+          guard failure == nil else { continue }
+          do {
+            try onPiece(next)
+          } catch {
+            failure = error
+            pk_runner_stop(handle)  // ends at the next pull
           }
         }
-        if let error = sink.error { throw error }
-        return sink.text
+        if let failure { throw failure }
+        return text
       }
     }
   }
@@ -313,30 +330,5 @@ public final class TextRunner: @unchecked Sendable {
   }
 }
 
-/// Where the C callback delivers pieces: the caller's closure and what it has seen.
-private final class PieceSink {
-  let onPiece: (String) throws -> Void
-  var text = ""
-  var error: Error?
-
-  init(_ onPiece: @escaping (String) throws -> Void) { self.onPiece = onPiece }
-}
-
 /// The consumer of a stream went away.
 private struct StreamTerminated: Error {}
-
-/// pk_piece_callback: hands `size` bytes at `piece` to the PieceSink at `user`; a nonzero
-/// return stops the generation.
-private func pieceCallback(_ piece: UnsafePointer<CChar>?, _ size: Int, _ user: UnsafeMutableRawPointer?) -> Int32 {
-  guard let user else { return 1 }
-  let sink = Unmanaged<PieceSink>.fromOpaque(user).takeUnretainedValue()
-  let text = piece.map { String(decoding: UnsafeRawBufferPointer(start: $0, count: size), as: UTF8.self) } ?? ""
-  sink.text += text
-  do {
-    try sink.onPiece(text)
-    return 0
-  } catch {
-    sink.error = error
-    return 1
-  }
-}

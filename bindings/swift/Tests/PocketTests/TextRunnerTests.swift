@@ -349,6 +349,8 @@ final class TextRunnerTests: XCTestCase {
       (.init(topP: 1.5), "top_p"),
       (.init(minP: 2), "min_p"),
       (.init(repetitionPenalty: 0), "repetition_penalty"),
+      (.init(repetitionPenalty: .infinity), "repetition_penalty"),
+      (.init(temperature: .nan), "temperature"),
       (.init(stopStrings: [""]), "stop string"),
     ]
     for (config, fragment) in cases {
