@@ -85,20 +85,17 @@ Error check_buffer_size(uint32_t i, const fb::MutableBuffer* b, Diag& diag) {
   if (b->sizes() && reinterpret_cast<uintptr_t>(b->sizes()->data()) % alignof(int64_t) != 0)
     return diag.fail(Error::InvalidProgram, "buffer %u: sizes are misaligned", i);  // not checked by the Verifier
   uint32_t dim = b->sizes() ? b->sizes()->size() : 0;
-  if (dim > static_cast<uint32_t>(kMaxDim))
-    return diag.fail(Error::Unsupported, "buffer %u: %u dims (at most %d supported)", i, dim, kMaxDim);
-  uint64_t numel = 1, extent = 1;  // extent: empty dims count as 1 (see TensorCheck::bind in method.cpp)
-  for (uint32_t d = 0; d < dim; ++d) {
-    int64_t s = b->sizes()->Get(d);
-    if (s < 0 || s > (int64_t(1) << 40))
+  const ShapeCheck shape = check_shape(b->sizes() ? b->sizes()->data() : nullptr, dim);
+  switch (shape.problem) {
+    case ShapeCheck::Problem::None: break;
+    case ShapeCheck::Problem::TooManyDims:
+      return diag.fail(Error::Unsupported, "buffer %u: %u dims (at most %d supported)", i, dim, kMaxDim);
+    case ShapeCheck::Problem::BadSize:
       return diag.fail(Error::InvalidProgram, "buffer %u: size %lld of dim %u is invalid", i,
-                       static_cast<long long>(s), d);
-    const uint64_t u = s > 1 ? static_cast<uint64_t>(s) : 1;
-    if (extent > (uint64_t(1) << 44) / u) return diag.fail(Error::InvalidProgram, "buffer %u: too many elements", i);
-    extent *= u;
-    numel *= static_cast<uint64_t>(s);
+                       static_cast<long long>(b->sizes()->Get(shape.dim)), shape.dim);
+    case ShapeCheck::Problem::TooLarge: return diag.fail(Error::InvalidProgram, "buffer %u: too many elements", i);
   }
-  uint64_t need = numel * element_size(static_cast<ScalarType>(b->dtype()));
+  uint64_t need = shape.numel * element_size(static_cast<ScalarType>(b->dtype()));
   if (b->nbytes() != need)
     return diag.fail(Error::InvalidProgram, "buffer %u: %llu bytes, its dtype and shape need %llu", i,
                      static_cast<unsigned long long>(b->nbytes()), static_cast<unsigned long long>(need));

@@ -74,6 +74,32 @@ Error Tensor::resize(const int64_t* new_sizes, int new_dim) {
   return Error::Ok;
 }
 
+ShapeCheck check_shape(const int64_t* sizes, size_t dim) {
+  ShapeCheck c;
+  if (dim > static_cast<size_t>(kMaxDim)) {
+    c.problem = ShapeCheck::Problem::TooManyDims;
+    return c;
+  }
+  uint64_t numel = 1, extent = 1;
+  for (size_t d = 0; d < dim; ++d) {
+    const int64_t s = sizes[d];
+    if (s < 0 || s > kMaxDimSize) {
+      c.problem = ShapeCheck::Problem::BadSize;
+      c.dim = static_cast<uint32_t>(d);
+      return c;
+    }
+    const uint64_t u = s > 1 ? static_cast<uint64_t>(s) : 1;
+    if (extent > kMaxExtent / u) {
+      c.problem = ShapeCheck::Problem::TooLarge;
+      return c;
+    }
+    extent *= u;
+    numel *= static_cast<uint64_t>(s);
+  }
+  c.numel = numel;
+  return c;
+}
+
 const char* shape_string(const int64_t* sizes, int dim, char* buf, size_t buf_size) {
   if (buf_size == 0) return buf;
   size_t pos = 0;

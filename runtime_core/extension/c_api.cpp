@@ -66,17 +66,21 @@ pk_status guarded(F&& f) {
 
 pk_status check_shape(pk_dtype dtype, const int64_t* shape, size_t ndim, size_t* nbytes) {
   if (!pocket::is_valid_scalar_type(dtype)) return fail(Error::InvalidArgument, "unknown dtype " + std::to_string(dtype));
-  if (ndim > static_cast<size_t>(pocket::kMaxDim))
-    return fail(Error::InvalidArgument, "tensor has " + std::to_string(ndim) + " dims; at most " +
-                                                std::to_string(PK_MAX_DIMS) + " are supported");
-  if (ndim > 0 && shape == nullptr) return fail(Error::InvalidArgument, "shape is NULL");
-  uint64_t n = 1;
-  for (size_t d = 0; d < ndim; ++d) {
-    if (shape[d] < 0) return fail(Error::InvalidArgument, "shape has a negative size at dim " + std::to_string(d));
-    n *= static_cast<uint64_t>(shape[d]);
-    if (n > (uint64_t(1) << 44)) return fail(Error::InvalidArgument, "tensor is too large");
+  if (ndim > 0 && ndim <= static_cast<size_t>(pocket::kMaxDim) && shape == nullptr)
+    return fail(Error::InvalidArgument, "shape is NULL");
+  const pocket::ShapeCheck c = pocket::check_shape(shape, ndim);
+  switch (c.problem) {
+    case pocket::ShapeCheck::Problem::None: break;
+    case pocket::ShapeCheck::Problem::TooManyDims:
+      return fail(Error::InvalidArgument, "tensor has " + std::to_string(ndim) + " dims; at most " +
+                                              std::to_string(PK_MAX_DIMS) + " are supported");
+    case pocket::ShapeCheck::Problem::BadSize:
+      if (shape[c.dim] < 0)
+        return fail(Error::InvalidArgument, "shape has a negative size at dim " + std::to_string(c.dim));
+      return fail(Error::InvalidArgument, "tensor is too large");
+    case pocket::ShapeCheck::Problem::TooLarge: return fail(Error::InvalidArgument, "tensor is too large");
   }
-  *nbytes = static_cast<size_t>(n) * pocket::element_size(static_cast<pocket::ScalarType>(dtype));
+  *nbytes = static_cast<size_t>(c.numel) * pocket::element_size(static_cast<pocket::ScalarType>(dtype));
   return PK_STATUS_OK;
 }
 

@@ -655,6 +655,10 @@ static void test_null_arguments(pk_module* m, const target* t) {
   CHECK_STATUS(pk_tensor_create(PK_DTYPE_FLOAT32, negative, 2, &out_tensor), PK_STATUS_INVALID_ARGUMENT, "negative");
   int64_t huge[2] = {INT64_MAX, INT64_MAX};
   CHECK_STATUS(pk_tensor_create(PK_DTYPE_FLOAT32, huge, 2, &out_tensor), PK_STATUS_INVALID_ARGUMENT, "large");
+  /* An empty dim does not let the others grow without bound (their strides would overflow):
+     shapes from callers are checked as the loader checks a file's. */
+  int64_t empty_but_wide[3] = {0, (int64_t)1 << 30, (int64_t)1 << 30};
+  CHECK_STATUS(pk_tensor_create(PK_DTYPE_FLOAT32, empty_but_wide, 3, &out_tensor), PK_STATUS_INVALID_ARGUMENT, "large");
   CHECK_STATUS(pk_tensor_create_borrowed(PK_DTYPE_FLOAT32, shape, 2, NULL, sizeof data, &out_tensor),
                PK_STATUS_INVALID_ARGUMENT, "NULL");
   CHECK_STATUS(pk_tensor_create_borrowed(PK_DTYPE_FLOAT32, shape, 2, data, sizeof data - 1, &out_tensor),

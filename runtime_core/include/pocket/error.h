@@ -1,5 +1,6 @@
 // Errors inside the C++ runtime: one enum shared with the C API (its numbers are the stable
-// pk_status codes) and Result<T>, a value or an error. The core never throws.
+// pk_status codes). The core never throws: functions return an Error and write their results
+// through out-parameters.
 //
 // Messages: the object that failed (Program, Method, KernelContext) keeps a fixed-size message
 // buffer, filled with Diag::fail(); the message names the thing that failed (file, method,
@@ -44,33 +45,6 @@ struct Diag {
       ;
   Error vfail(Error e, const char* fmt, va_list args);
   void clear() { message[0] = '\0'; }
-};
-
-template <typename T>
-class Result {
- public:
-  Result(T value) : ok_(true) { new (&storage_) T(std::move(value)); }  // NOLINT implicit
-  Result(Error error) : ok_(false), error_(error) {}                  // NOLINT implicit
-  Result(Result&& other) noexcept : ok_(other.ok_), error_(other.error_) {
-    if (ok_) new (&storage_) T(std::move(other.get()));
-  }
-  Result(const Result&) = delete;
-  Result& operator=(const Result&) = delete;
-  ~Result() {
-    if (ok_) get().~T();
-  }
-
-  bool ok() const { return ok_; }
-  Error error() const { return ok_ ? Error::Ok : error_; }
-  T& get() { return *reinterpret_cast<T*>(&storage_); }
-  const T& get() const { return *reinterpret_cast<const T*>(&storage_); }
-  T* operator->() { return &get(); }
-  T& operator*() { return get(); }
-
- private:
-  bool ok_;
-  Error error_ = Error::Ok;
-  alignas(T) unsigned char storage_[sizeof(T)];
 };
 
 }  // namespace pocket

@@ -49,7 +49,7 @@ struct TensorSpec {
   int64_t max_sizes[kMaxDim] = {0};
 };
 
-struct Step;  // a decoded instruction (method.cpp)
+struct Step;  // a decoded instruction (core/method_step.h)
 
 class Method {
  public:

@@ -68,6 +68,25 @@ struct Tensor {
   Error resize(const int64_t* new_sizes, int new_dim);
 };
 
+// Shapes from outside (a file's tensors and buffers, a C API caller's shape) are checked with
+// check_shape: at most kMaxDim dims, each size in [0, kMaxDimSize], and the product of the sizes
+// with empty dims counted as 1 (the "extent") at most kMaxExtent. The extent bounds every
+// contiguous stride, so an empty dim cannot let the others grow until a stride overflows; it
+// is checked by division, so the product never wraps.
+constexpr int64_t kMaxDimSize = int64_t(1) << 40;
+constexpr uint64_t kMaxExtent = uint64_t(1) << 44;
+
+struct ShapeCheck {
+  enum class Problem : uint8_t { None, TooManyDims, BadSize, TooLarge };
+  Problem problem = Problem::None;
+  uint32_t dim = 0;    // BadSize: the first dim whose size is negative or over kMaxDimSize
+  uint64_t numel = 0;  // None: the number of elements
+  bool ok() const { return problem == Problem::None; }
+};
+
+// Checks `dim` sizes (not read when dim > kMaxDim); the first problem found, dim by dim.
+ShapeCheck check_shape(const int64_t* sizes, size_t dim);
+
 // Writes "[2, 3, 4]" into buf (always NUL-terminated); for error messages.
 const char* shape_string(const int64_t* sizes, int dim, char* buf, size_t buf_size);
 
