@@ -53,14 +53,13 @@ EXCEPTED = {
 
 # Core inference ops without a kernel yet (export names them in a clear error).
 TODO = {
-    "aten::_native_batch_norm_legit.no_stats": "instance norm",
     "aten::grid_sampler_2d": "spatial transformers, optical flow",
-    "aten::diagonal": "", "aten::as_strided": "", "aten::empty_strided": "",
-    "aten::avg_pool1d": "audio", "aten::adaptive_avg_pool1d": "audio", "aten::avg_pool3d": "", "aten::max_pool3d_with_indices": "", "aten::_adaptive_avg_pool3d": "",
-    "aten::col2im": "", "aten::_cdist_forward": "", "aten::_pdist_forward": "",
-    "aten::_embedding_bag": "", "aten::_fft_r2c": "audio front ends", "aten::_fft_c2r": "audio front ends",
+    "aten::as_strided": "", "aten::empty_strided": "",
+    "aten::col2im": "",
+    "aten::_fft_r2c": "complex outputs: Pocket has no complex dtype (the export error suggests cos/sin matmuls)",
+    "aten::_fft_c2r": "complex inputs: Pocket has no complex dtype (the export error suggests cos/sin matmuls)",
     "aten::masked_scatter": "",
-    "aten::nonzero": "data-dependent output shape: needs the runtime's upper-bound mechanism",
+    "aten::nonzero": "data-dependent output shape (the export error suggests fixed-shape alternatives)",
 }
 
 

@@ -3,7 +3,7 @@ and dtypes beyond OpInfo's capped samples, and their bad inputs (an error naming
 
 import pytest
 import torch
-from harness import check, floats
+from harness import call_aten, check, floats, run
 
 from pocket import PocketError
 
@@ -111,3 +111,151 @@ BAD = [
 def test_bad_inputs_name_the_op(op, args, out, message):
     with pytest.raises(PocketError, match=message):
         check(op, args, expected=out)
+
+
+# ---- pools of 1 and 3 spatial dims, instance norm, diagonal (the rest of the core ops)
+
+@pytest.mark.parametrize("ceil_mode", [False, True])
+@pytest.mark.parametrize("include_pad", [False, True])
+def test_avg_pool_1d_3d(ceil_mode, include_pad):
+    x = torch.randn(2, 3, 11)
+    check("aten::avg_pool1d", [x, [3], [2], [1], ceil_mode, include_pad])
+    check("aten::avg_pool1d", [x[0].t().contiguous().t(), [4], [], [2], ceil_mode, include_pad])
+    v = torch.randn(2, 2, 5, 6, 7)
+    check("aten::avg_pool3d", [v, [2, 3, 2], [2, 2, 3], [1, 1, 0], ceil_mode, include_pad, None])
+    check("aten::avg_pool3d", [v[0].transpose(1, 3), [3], [], [1], ceil_mode, include_pad, None])
+    check("aten::avg_pool3d", [v.double(), [2, 2, 2], [1], [0], ceil_mode, include_pad, 3])
+
+
+@pytest.mark.parametrize("ceil_mode", [False, True])
+def test_max_pool3d_with_indices(ceil_mode):
+    v = torch.randn(2, 3, 5, 6, 7)
+    v[0, 1, 2, 3, 4] = float("nan")
+    check("aten::max_pool3d_with_indices", [v, [2, 3, 2], [2, 1, 2], [1, 1, 0], [1, 1, 1], ceil_mode])
+    check("aten::max_pool3d_with_indices", [v[1].transpose(1, 2), [2], [], [0], [2, 1, 1], ceil_mode])
+    check("aten::max_pool3d_with_indices", [v.double(), [3, 1, 2], [1], [1, 0, 1], [1], ceil_mode])
+
+
+@pytest.mark.parametrize("out", [1, 3, 4, 7, 9])
+def test_adaptive_avg_pool_1d_3d(out):
+    check("aten::adaptive_avg_pool1d", [torch.randn(2, 3, 7), [out]])
+    check("aten::adaptive_avg_pool1d", [torch.randn(7, 3).t(), [out]])
+    check("aten::_adaptive_avg_pool3d", [torch.randn(1, 2, 5, 7, 4), [out, 2, out]])
+    check("aten::_adaptive_avg_pool3d", [torch.randn(2, 3, 4, 6).double().transpose(0, 1), [1, out, 3]])
+
+
+@pytest.mark.parametrize("affine", [False, True])
+def test_batch_norm_no_stats(affine):
+    for shape in [(2, 3, 5, 4), (6, 4), (1, 5, 3, 2, 2)]:
+        x = torch.randn(shape) * 3 + 10  # a large mean: the variance must not cancel
+        w, b = (torch.randn(shape[1]), torch.randn(shape[1])) if affine else (None, None)
+        check("aten::_native_batch_norm_legit.no_stats", [x, w, b, True, 0.1, 1e-5], rtol=1e-4, atol=1e-5)
+    check("aten::_native_batch_norm_legit.no_stats", [torch.randn(3, 2, 4).transpose(0, 2), None, None, True,
+                                                      0.1, 1e-3], rtol=1e-4, atol=1e-5)
+
+
+def test_diagonal():
+    x = torch.randn(3, 4, 5)
+    for offset in (0, 1, 3, -1, -2, 5, -3, -7):
+        for d1, d2 in ((0, 1), (1, 0), (2, 0), (-1, -2)):
+            check("aten::diagonal", [x, offset, d1, d2])
+    check("aten::diagonal", [x.transpose(0, 2), 1, 0, 1])
+    check("aten::diagonal", [torch.arange(12).view(3, 4) > 5, 0, 0, 1])
+
+
+BAD_MORE = [
+    ("aten::avg_pool1d", [torch.randn(2, 3, 4, 5), [2], [], [0], False, True], torch.empty(2, 3, 2),
+     r"avg_pool1d: input has shape \[2, 3, 4, 5\], expected \(C, L\) or \(N, C, L\)"),
+    ("aten::avg_pool3d", [torch.randn(1, 2, 3, 3, 3), [2, 2], [], [0], False, True, None],
+     torch.empty(1, 2, 1, 1, 1), r"avg_pool3d: kernel_size has 2 items, expected 1 or 3"),
+    ("aten::avg_pool3d", [torch.randn(1, 2, 3, 3, 3), [2], [], [0], False, True, 0],
+     torch.empty(1, 2, 1, 1, 1), r"avg_pool3d: divisor_override must be non-zero"),
+    ("aten::max_pool3d_with_indices", [torch.randn(1, 2, 3, 3, 3), [4], [], [0], [1], False],
+     (torch.empty(1, 2, 1, 1, 1), torch.empty(1, 2, 1, 1, 1, dtype=torch.int64)),
+     r"max_pool3d_with_indices: input \[1, 2, 3, 3, 3\] is too small for kernel size 4"),
+    ("aten::max_pool3d_with_indices", [torch.randn(1, 2, 3, 3, 3), [2], [], [2], [1], False],
+     (torch.empty(1, 2, 1, 1, 1), torch.empty(1, 2, 1, 1, 1, dtype=torch.int64)),
+     r"max_pool3d_with_indices: padding 2 is more than half the kernel extent 2"),
+    ("aten::_adaptive_avg_pool3d", [torch.randn(2, 3, 4), [1, 1, 1]], torch.empty(2, 1, 1, 1),
+     r"_adaptive_avg_pool3d: input has shape \[2, 3, 4\], expected \(C, D, H, W\)"),
+    ("aten::adaptive_avg_pool1d", [torch.randn(2, 3, 4), [0]], torch.empty(2, 3, 1),
+     r"adaptive_avg_pool1d: output_size\[0\] is 0, expected 1"),
+    ("aten::_native_batch_norm_legit.no_stats", [torch.randn(2, 3, 4), torch.randn(4), None, True, 0.1, 1e-5],
+     (torch.empty(2, 3, 4), torch.empty(3), torch.empty(3)),
+     r"_native_batch_norm_legit.no_stats: weight has shape \[4\], expected \[3\]"),
+    ("aten::_native_batch_norm_legit.no_stats", [torch.randn(2, 3, 4), None, None, False, 0.1, 1e-5],
+     (torch.empty(2, 3, 4), torch.empty(3), torch.empty(3)),
+     r"_native_batch_norm_legit.no_stats: training=False needs running statistics"),
+    ("aten::diagonal", [torch.randn(3, 4), 0, 1, -1], torch.empty(3),
+     r"diagonal: dim1 and dim2 are both 1, expected two different dims"),
+    ("aten::diagonal", [torch.randn(3), 0, 0, 1], torch.empty(3), r"diagonal: input has 1 dims, expected at least 2"),
+]
+
+
+@pytest.mark.parametrize("op,args,out,message", BAD_MORE, ids=[b[0][6:] for b in BAD_MORE])
+def test_more_bad_inputs_name_the_op(op, args, out, message):
+    with pytest.raises(PocketError, match=message):
+        check(op, args, expected=out)
+
+
+@pytest.mark.parametrize("mode", [0, 1, 2])
+@pytest.mark.parametrize("include_last", [False, True])
+@pytest.mark.parametrize("padding_idx", [-1, 3])
+def test_embedding_bag(mode, include_last, padding_idx):
+    w = torch.randn(10, 4)
+    idx = torch.tensor([1, 3, 4, 5, 3, 3, 2, 9, 0])
+    offsets = torch.tensor([0, 3, 3, 7, 9])  # an empty bag, and one of padding rows only
+    for op in ("aten::_embedding_bag_forward_only", "aten::_embedding_bag"):
+        args = [w, idx, offsets, False, mode, False, None, include_last, padding_idx]
+        want = call_aten(op, args)[0]
+        out = run(op, args, (want, torch.empty(9, dtype=torch.int64), torch.empty(5, dtype=torch.int64),
+                             torch.empty(5, 4, dtype=torch.int64)))[0]
+        torch.testing.assert_close(out, want, rtol=1e-5, atol=1e-5)
+    psw = torch.randn(9)
+    if mode == 0:
+        args = [w.double(), idx.int(), offsets.int(), False, 0, False, psw.double(), include_last, padding_idx]
+        want = call_aten("aten::_embedding_bag", args)[0]
+        out = run("aten::_embedding_bag", args, (want, *(torch.empty(9, dtype=torch.int64),) * 3))[0]
+        torch.testing.assert_close(out, want)
+
+
+def test_embedding_bag_bad_inputs():
+    w, idx = torch.randn(10, 4), torch.tensor([1, 2, 3])
+    outs = (torch.empty(2, 4), *(torch.empty(3, dtype=torch.int64),) * 3)
+    for offsets, message in [(torch.tensor([1, 2]), r"offsets\[0\] is 1; offsets must start at 0"),
+                             (torch.tensor([0, 4]), r"offsets\[1\] is 4; .* pass 3 \(the number of indices\)")]:
+        with pytest.raises(PocketError, match=r"_embedding_bag: " + message):
+            run("aten::_embedding_bag", [w, idx, offsets, False, 0, False, None, False, -1], outs)
+    with pytest.raises(PocketError, match=r"_embedding_bag: index 10 is out of range for a weight of 10 rows"):
+        run("aten::_embedding_bag", [w, torch.tensor([1, 10, 3]), torch.tensor([0, 1]), False, 0, False, None,
+                                     False, -1], outs)
+    with pytest.raises(PocketError, match=r"_embedding_bag: per_sample_weights need mode 0 \(sum\), got mode 1"):
+        run("aten::_embedding_bag", [w, idx, torch.tensor([0, 1]), False, 1, False, torch.ones(3), False, -1], outs)
+    with pytest.raises(PocketError, match=r"_embedding_bag: indices has shape \[1, 3\], expected 1 dim"):
+        run("aten::_embedding_bag", [w, idx[None], torch.tensor([0, 1]), False, 0, False, None, False, -1], outs)
+
+
+@pytest.mark.parametrize("p", [2.0, 1.0, 0.0, 3.0, 0.5, float("inf")])
+def test_cdist_pdist(p):
+    # compute_mode 2: ATen computes p = 2 directly too (no matmul), as this kernel does
+    check("aten::_cdist_forward", [torch.randn(3, 5), torch.randn(4, 5), p, 2], rtol=1e-5, atol=1e-5)
+    check("aten::_cdist_forward", [torch.randn(2, 1, 3, 4), torch.randn(3, 6, 4).transpose(1, 2).contiguous()
+                                   .transpose(1, 2), p, 2], rtol=1e-5, atol=1e-5)
+    check("aten::_cdist_forward", [torch.randn(2, 3, 2).double(), torch.randn(1, 0, 2).double(), p, None])
+    x = torch.randn(6, 4)
+    x[4] = x[1]  # a zero distance
+    check("aten::_pdist_forward", [x, p], rtol=1e-5, atol=1e-5)
+    xt = x.double().t()  # ATen's pdist takes contiguous inputs only; Pocket's any strides
+    check("aten::_pdist_forward", [xt, p], expected=torch.ops.aten._pdist_forward(xt.contiguous(), p))
+    check("aten::_pdist_forward", [torch.randn(1, 3), p])
+
+
+def test_cdist_pdist_bad_inputs():
+    with pytest.raises(PocketError, match=r"_cdist_forward: x1 \[3, 5\] and x2 \[4, 6\] must be \(\.\.\., P, M\)"):
+        run("aten::_cdist_forward", [torch.randn(3, 5), torch.randn(4, 6), 2.0, None], torch.empty(3, 4))
+    with pytest.raises(PocketError, match=r"_cdist_forward: batch dims of x1 \[2, 3, 5\] and x2 \[3, 4, 5\] do not"):
+        run("aten::_cdist_forward", [torch.randn(2, 3, 5), torch.randn(3, 4, 5), 2.0, None], torch.empty(2, 3, 4))
+    with pytest.raises(PocketError, match=r"_pdist_forward: p is -1, expected a non-negative value"):
+        run("aten::_pdist_forward", [torch.randn(3, 5), -1.0], torch.empty(3))
+    with pytest.raises(PocketError, match=r"_pdist_forward: input has shape \[3\], expected \(N, M\)"):
+        run("aten::_pdist_forward", [torch.randn(3), 2.0], torch.empty(3))
