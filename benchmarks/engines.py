@@ -76,15 +76,23 @@ class LlamaCpp:
     def reset(self):
         self.llm.reset()
 
+    def _last_logits(self):
+        # Llama.eval keeps no logits unless logits_all (which would compute them for every
+        # prompt token): read the last token's row from the context.
+        import llama_cpp
+
+        row = llama_cpp.llama_get_logits_ith(self.llm._ctx.ctx, -1)
+        return np.ctypeslib.as_array(row, shape=(self.llm.n_vocab(),)).copy()
+
     def prefill(self, ids):
         self.llm.eval(list(ids))
-        return np.asarray(self.llm.scores[self.llm.n_tokens - 1])
+        return self._last_logits()
 
     def decode(self, token, pos):
         if pos != self.llm.n_tokens:
             raise RuntimeError(f"llama.cpp holds {self.llm.n_tokens} tokens, the loop is at {pos}")
         self.llm.eval([token])
-        return np.asarray(self.llm.scores[self.llm.n_tokens - 1])
+        return self._last_logits()
 
 
 class ExecuTorchLLM:

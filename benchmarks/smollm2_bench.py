@@ -142,7 +142,8 @@ def prompt_ids(pocket_file: str, message: str) -> list[int]:
 
     r = Runner(pocket_file)
     r._native.set_system_prompt(r.default_system_prompt)
-    return list(r.tokenizer.encode(r._native.format_chat(message), add_bos=True))  # BOS if it has one
+    # as Runner::start_chat: the chat templates spell out BOS where their family wants one
+    return list(r.tokenizer.encode(r._native.format_chat(message), add_bos=r.chat_template == "none"))
 
 
 def reference_sequences(gguf: str, pocket_file: str, n_prompts: int, n_tokens: int) -> list:
