@@ -4,9 +4,14 @@
 
 #include <pybind11/pybind11.h>
 
+#include <memory>
 #include <string>
 
 #include "pocket/error.h"
+
+namespace pocket {
+class Tokenizer;
+}
 
 // Raises pocket.PocketError(code, status, message) (pocket/_errors.py); invalid UTF-8 in
 // `message` is replaced. Defined in native.cpp.
@@ -14,3 +19,6 @@
 
 void bind_llm(pybind11::module_& m);     // llm_bindings.cpp: Tokenizer
 void bind_runner(pybind11::module_& m);  // runner_bindings.cpp: Runner, GenerationConfig, ...
+
+// A pocket._native.Tokenizer over `tokenizer`, read-only (a runner's). Defined in llm_bindings.cpp.
+pybind11::object tokenizer_view(std::shared_ptr<const pocket::Tokenizer> tokenizer);

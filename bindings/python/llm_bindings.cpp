@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "bindings.h"
 #include "pocket/tokenizer.h"
 #include "tokenizer/regex.h"
 #include "tokenizer/unicode.h"
@@ -21,12 +22,7 @@ using pocket::Error;
 
 namespace {
 
-// Raised to Python as pocket.PocketError(code, message), as native.cpp does.
-[[noreturn]] void raise(Error e, const std::string& message) {
-  py::object cls = py::module_::import("pocket._errors").attr("PocketError");
-  PyErr_SetObject(cls.ptr(), py::make_tuple(static_cast<int>(e), pocket::error_name(e), message).ptr());
-  throw py::error_already_set();
-}
+[[noreturn]] void raise(Error e, const std::string& message) { raise_pocket_error(e, message); }
 
 // str -> its UTF-8; bytes -> as they are (may be invalid UTF-8).
 std::string text_arg(const py::object& text) {

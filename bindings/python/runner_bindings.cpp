@@ -3,16 +3,13 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include "bindings.h"
 #include "module.h"
 #include "pocket/runner.h"
 #include "pocket/tokenizer.h"
 
 namespace py = pybind11;
 using pocket::Error;
-
-[[noreturn]] void raise_pocket_error(Error e, const std::string& message);  // native.cpp
-// A pocket._native.Tokenizer over `tokenizer`, read-only (llm_bindings.cpp).
-py::object tokenizer_view(std::shared_ptr<const pocket::Tokenizer> tokenizer);
 
 namespace {
 
