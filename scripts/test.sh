@@ -3,6 +3,8 @@
 #   native  host ctest, the strict core build and its size budget, linux-aarch64 under qemu
 #   swift   the Swift package (swift build, XCTest, the pocket-chat demo)
 #   java    the Java/Kotlin API (JUnit on this JVM, then on an arm64 JVM under qemu)
+#   lsan-bindings  LeakSanitizer over the Python and JNI bindings (scripts/lsan_bindings.sh:
+#           pytest on the binding tests and the JUnit suite, ASan build, libasan preloaded)
 #   pytest  kernels vs ATen, models vs eager PyTorch, LLMs vs transformers, bad input
 # Every step runs; the script fails at the end if any step failed.
 set -uo pipefail
@@ -29,6 +31,7 @@ step swift env POCKET_LIB_DIR="$root/build/host" bindings/swift/test.sh
 step java bindings/java/test.sh "$root/build/host"
 step chat-core-android demo_apps/android/chat-core/test.sh "$root/build/host"
 step java-arm64 bindings/java/test.sh --arm64 "$root/build/linux-aarch64"
+step lsan-bindings scripts/lsan_bindings.sh
 step pytest python3 -m pytest -q -p no:cacheprovider tests
 
 if [ ${#failed[@]} -gt 0 ]; then
