@@ -384,6 +384,7 @@ Error Runner::generate_ids(const std::vector<int32_t>& prompt, const GenerationC
 
 Error Runner::start_text(const std::string& prompt, const GenerationConfig& config, std::string* message) {
   ++generation_;  // also when encoding fails: a pulled generation cannot go on from a reset cache
+  next_token_ = -1;
   pos_ = 0;
   chat_started_ = false;
   std::vector<int32_t> ids;
