@@ -1,5 +1,5 @@
 // Program loading: header checks, flatbuffers verification, and the semantic checks on
-// program-level tables (segments, buffers, metadata). Method-level checks live in method.cpp.
+// program-level tables (segments, buffers, metadata). Method-level checks: method_load.cpp.
 #include "pocket/program.h"
 
 #include <cstring>
