@@ -58,7 +58,6 @@ TODO = {
     "aten::col2im": "",
     "aten::_fft_r2c": "complex outputs: Pocket has no complex dtype (the export error suggests cos/sin matmuls)",
     "aten::_fft_c2r": "complex inputs: Pocket has no complex dtype (the export error suggests cos/sin matmuls)",
-    "aten::masked_scatter": "",
     "aten::nonzero": "data-dependent output shape (the export error suggests fixed-shape alternatives)",
 }
 

@@ -112,6 +112,7 @@ SUPPORTED_OPS = {
     "aten::lt.Scalar": "Ts>T",
     "aten::lt.Tensor": "TT>T",
     "aten::masked_fill.Scalar": "TTs>T",
+    "aten::masked_scatter": "TTT>T",
     "aten::max": "T>T",
     "aten::max.dim": "Tib>TT",
     "aten::max_pool2d_with_indices": "TIIIIb>TT",

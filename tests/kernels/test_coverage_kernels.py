@@ -259,3 +259,18 @@ def test_cdist_pdist_bad_inputs():
         run("aten::_pdist_forward", [torch.randn(3, 5), -1.0], torch.empty(3))
     with pytest.raises(PocketError, match=r"_pdist_forward: input has shape \[3\], expected \(N, M\)"):
         run("aten::_pdist_forward", [torch.randn(3), 2.0], torch.empty(3))
+
+
+def test_masked_scatter():
+    x = torch.randn(3, 4)
+    mask = torch.rand(3, 4) > 0.5
+    check("aten::masked_scatter", [x, mask, torch.randn(12)])
+    check("aten::masked_scatter", [x.t(), mask.t(), torch.randn(4, 5).t()])  # strided source, extra elements
+    check("aten::masked_scatter", [x, torch.tensor([True, False, False, True]), torch.randn(2, 3)])  # mask broadcast
+    check("aten::masked_scatter", [torch.randn(4, 1), mask.t(), torch.randn(12)])  # self broadcast
+    check("aten::masked_scatter", [torch.arange(6), torch.arange(6) % 2 == 0, torch.arange(10, 13)])
+    check("aten::masked_scatter", [x, torch.zeros(3, 4, dtype=torch.bool), torch.randn(0)])
+    with pytest.raises(PocketError, match=r"masked_scatter: mask has 3 true elements but source only 2"):
+        run("aten::masked_scatter", [torch.randn(3), torch.ones(3, dtype=torch.bool), torch.randn(2)], torch.empty(3))
+    with pytest.raises(PocketError, match=r"masked_scatter: mask has dtype int64, expected bool"):
+        run("aten::masked_scatter", [torch.randn(3), torch.ones(3, dtype=torch.long), torch.randn(3)], torch.empty(3))
