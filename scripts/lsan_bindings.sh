@@ -42,6 +42,7 @@ done
 
 failed=()
 skipped=()
+ran=()
 missing() {  # what part
   if [ "${CI:-}" = true ]; then
     echo "FAIL: $2: $1 is required under CI=true but was not found" >&2
@@ -58,13 +59,14 @@ drop() {  # part
   for p in "${parts[@]}"; do [ "$p" = "$1" ] || kept+=("$p"); done
   parts=("${kept[@]}")
 }
-summary() {
+summary() {  # exits
   [ ${#skipped[@]} -gt 0 ] && echo "lsan-bindings skipped: ${skipped[*]}"
   if [ ${#failed[@]} -gt 0 ]; then
     echo "lsan-bindings FAILED: ${failed[*]}" >&2
     exit 1
   fi
-  echo "lsan-bindings: ${parts[*]} clean"
+  [ ${#ran[@]} -gt 0 ] && echo "lsan-bindings: ${ran[*]} clean"
+  exit 0
 }
 
 # ---- toolchain ---------------------------------------------------------------------------
@@ -89,13 +91,14 @@ if wants python; then
     cmake_args+=(-Dpybind11_DIR="$("$python" -m pybind11 --cmakedir)")
   fi
 fi
+if wants java && ! have javac; then
+  missing "javac (Debian package default-jdk-headless)" java
+  drop java
+fi
 if wants java; then
-  if have javac; then
-    cmake_args+=(-DJAVA_HOME="$(dirname "$(dirname "$(readlink -f "$(command -v javac)")")")")
-  else
-    # bindings/java/test.sh reports the missing JDK (a failure under CI=true).
-    cmake_args+=(-DPOCKET_BUILD_JAVA=OFF)
-  fi
+  cmake_args+=(-DJAVA_HOME="$(dirname "$(dirname "$(readlink -f "$(command -v javac)")")")")
+else
+  cmake_args+=(-DPOCKET_BUILD_JAVA=OFF)
 fi
 wants python || cmake_args+=(-DPOCKET_BUILD_PYTHON=OFF)
 [ ${#parts[@]} -gt 0 ] || summary
@@ -106,7 +109,7 @@ mkdir -p build
 log=$build.build.log
 targets=()
 wants python && targets+=(_native)
-wants java && have javac && targets+=(pocket_jni)
+wants java && targets+=(pocket_jni)
 if ! { cmake --preset lsan-bindings "${cmake_args[@]}" &&
   { [ ${#targets[@]} -eq 0 ] || cmake --build --preset lsan-bindings --target "${targets[@]}"; }; } >"$log" 2>&1; then
   tail -40 "$log"
@@ -117,14 +120,16 @@ fi
 # ---- python ------------------------------------------------------------------------------
 if wants python; then
   echo "==> python: pytest under LeakSanitizer"
-  scripts/dev_build.sh --package-only "$build" >/dev/null || failed+=(python)
   start=$SECONDS
-  if env LD_PRELOAD="$preload" PYTHONMALLOC=malloc \
+  if ! scripts/dev_build.sh --package-only "$build" >/dev/null; then
+    failed+=(python)
+  elif env LD_PRELOAD="$preload" PYTHONMALLOC=malloc \
     ASAN_OPTIONS=detect_leaks=1 LSAN_OPTIONS="suppressions=$root/scripts/lsan/python.supp:print_suppressions=0" \
     PYTHONPATH="$build/python:$root/scripts/lsan" \
     "$python" -m pytest -q -p no:cacheprovider -p pytest_lsan \
     tests/test_bad_inputs.py tests/test_threads.py tests/test_load_region.py tests/llm/test_runner.py; then
     echo "--- python ok ($((SECONDS - start)) s)"
+    ran+=(python)
   else
     echo "--- python FAILED ($((SECONDS - start)) s): a LeakSanitizer report (exit 23) or a test failure above" >&2
     failed+=(python)
@@ -139,6 +144,7 @@ if wants java; then
   if POCKET_JAVA_LAUNCHER="env LD_PRELOAD=$preload ASAN_OPTIONS=detect_leaks=1:handle_segv=0:allow_user_segv_handler=1 LSAN_OPTIONS=use_tls=0:print_suppressions=0:suppressions=$root/scripts/lsan/jvm.supp" \
     bindings/java/test.sh "$build"; then
     echo "--- java ok ($((SECONDS - start)) s)"
+    ran+=(java)
   else
     echo "--- java FAILED ($((SECONDS - start)) s): a LeakSanitizer report or a test failure above" >&2
     failed+=(java)
