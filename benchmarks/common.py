@@ -141,7 +141,7 @@ class LoadGuard:
             return "load not sampled"
         loads, busy = [s[0] for s in self.samples], [s[1] for s in self.samples]
         quiet = all(lo < self.max_load and b < self.max_busy for lo, b in self.samples)
-        return (f"load seen before the {len(self.samples)} runs: 1-min load {min(loads):.2f}–{max(loads):.2f}, "
+        return (f"load seen before the {len(self.samples)} measurements: 1-min load {min(loads):.2f}–{max(loads):.2f}, "
                 f"other processes' CPU {min(busy):.0%}–{max(busy):.0%} "
                 f"({'idle' if quiet else 'NOT idle'}: limits load < {self.max_load}, CPU < {self.max_busy:.0%}"
                 f"{'' if self.wait else ', --no-wait'})")

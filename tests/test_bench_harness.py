@@ -85,7 +85,7 @@ def test_child_process_reports_what_it_ran(tiny, tmp_path):
         (r,) = runs
         assert (r["prompt_tokens"], r["decode_tokens"], r["threads"]) == (len(PROMPT), 12, {"prefill": 2, "decode": 2})
         assert r["rss_mb"] > 0 and r["load_ms"] > 0
-    assert len(guard.samples) == 2 and "load seen before the 2 runs" in guard.summary()
+    assert len(guard.samples) == 2 and "load seen before the 2 measurements" in guard.summary()
 
 
 def test_idle_wait_gives_up_at_its_timeout():
