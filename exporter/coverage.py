@@ -53,7 +53,6 @@ EXCEPTED = {
 
 # Core inference ops without a kernel yet (export names them in a clear error).
 TODO = {
-    "aten::grid_sampler_2d": "spatial transformers, optical flow",
     "aten::as_strided": "", "aten::empty_strided": "",
     "aten::col2im": "",
     "aten::_fft_r2c": "complex outputs: Pocket has no complex dtype (the export error suggests cos/sin matmuls)",

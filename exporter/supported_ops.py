@@ -86,6 +86,7 @@ SUPPORTED_OPS = {
     "aten::ge.Scalar": "Ts>T",
     "aten::ge.Tensor": "TT>T",
     "aten::gelu": "TS>T",
+    "aten::grid_sampler_2d": "TTiib>T",
     "aten::gt.Scalar": "Ts>T",
     "aten::gt.Tensor": "TT>T",
     "aten::hardsigmoid": "T>T",

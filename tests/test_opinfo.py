@@ -66,7 +66,7 @@ EXTRA = {
     "scatter_reduce.amin", "nn.functional.pad.reflect", "nn.functional.pad.replicate",
     "nn.functional.max_pool1d", "nn.functional.max_pool3d", "nn.functional.adaptive_avg_pool1d",
     "nn.functional.adaptive_avg_pool3d", "nn.functional.instance_norm", "diag", "linalg.diagonal",
-    "nn.functional.embedding_bag", "cdist", "nn.functional.pdist",
+    "nn.functional.embedding_bag", "cdist", "nn.functional.pdist", "nn.functional.grid_sample",
 }
 
 # (name, variant) -> reason the whole OpInfo is not swept.

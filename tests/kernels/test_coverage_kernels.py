@@ -274,3 +274,24 @@ def test_masked_scatter():
         run("aten::masked_scatter", [torch.randn(3), torch.ones(3, dtype=torch.bool), torch.randn(2)], torch.empty(3))
     with pytest.raises(PocketError, match=r"masked_scatter: mask has dtype int64, expected bool"):
         run("aten::masked_scatter", [torch.randn(3), torch.ones(3, dtype=torch.long), torch.randn(3)], torch.empty(3))
+
+
+@pytest.mark.parametrize("mode", [0, 1])
+@pytest.mark.parametrize("padding", [0, 1, 2])
+@pytest.mark.parametrize("align", [False, True])
+def test_grid_sampler_2d(mode, padding, align):
+    x = torch.randn(2, 3, 5, 7)
+    grid = torch.rand(2, 4, 6, 2) * 3 - 1.5  # a third of the points outside [-1, 1]
+    check("aten::grid_sampler_2d", [x, grid, mode, padding, align], rtol=1e-5, atol=1e-5)
+    check("aten::grid_sampler_2d", [x.transpose(2, 3), grid.transpose(1, 2), mode, padding, align], rtol=1e-5, atol=1e-5)
+    check("aten::grid_sampler_2d", [torch.randn(1, 2, 1, 1).double(), grid[:1].double(), mode, padding, align])
+
+
+def test_grid_sampler_2d_bad_inputs():
+    x, grid = torch.randn(1, 2, 4, 4), torch.rand(1, 3, 3, 2)
+    for args, message in [([x, grid, 2, 0, False], r"bicubic interpolation \(mode 2\) is not supported"),
+                          ([x, grid, 0, 3, False], r"padding_mode is 3, expected 0 \(zeros\)"),
+                          ([x[0], grid, 0, 0, False], r"input \[2, 4, 4\] and grid \[1, 3, 3, 2\] must be"),
+                          ([x, grid[..., :1], 0, 0, False], r"input \[1, 2, 4, 4\] and grid \[1, 3, 3, 1\] must be")]:
+        with pytest.raises(PocketError, match="grid_sampler_2d: " + message):
+            run("aten::grid_sampler_2d", args, torch.empty(1, 2, 3, 3))
