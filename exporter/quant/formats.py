@@ -34,7 +34,9 @@ def quantize(w: torch.Tensor, fmt: WeightFormat):
         raise ValueError(f"{k} columns are not a multiple of the group size {fmt.group_size}")
     g = w.detach().float().reshape(n, k // fmt.group_size, fmt.group_size)
     if fmt.symmetric:
-        scales, q = symmetric_scales(g, fmt.bits)
+        rows = max(1, (1 << 22) // k)  # the search holds a few copies of its rows: bound them
+        parts = [symmetric_scales(g[i:i + rows], fmt.bits) for i in range(0, n, rows)]
+        scales, q = torch.cat([p[0] for p in parts]), torch.cat([p[1] for p in parts])
         mins = None
     else:
         qmax = 15 if fmt.bits == 4 else 255
