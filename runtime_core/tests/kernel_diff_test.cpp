@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "../kernels/optimized/optimized.h"
+#include "../kernels/portable/shape_util.h"  // float_to_half: float16 KV caches
 #include "heap_allocator.h"
 #include "pocket/kernel.h"
 #include "thread_pool.h"
@@ -284,6 +285,21 @@ void test_sdpa(KernelFn portable, KernelFn fast, const char* set) {
     check_case(what, portable, fast, [&](Args& a, bool absolute) {
       a.ptrs = {a.floats({1, c.hq, c.t, c.d}, q), a.floats({1, c.hkv, s, c.d}, k),
                 a.floats({1, c.hkv, s, c.d}, absolute ? abs_of(v) : v),
+                a.tensor(ScalarType::Int64, {1}, std::vector<int64_t>{c.start}), a.real(1.0 / std::sqrt(double(c.d))),
+                a.output(c.hq * c.t * c.d)};
+    }, kFloatTol);
+    // Float16 caches (an fp16 KV cache): the optimized driver widens them with the ISA's
+    // conversion, the portable one with half_to_float; both exact.
+    std::vector<uint16_t> k16(k.size()), v16(v.size()), v16abs(v.size());
+    for (size_t i = 0; i < k.size(); ++i) {
+      k16[i] = detail::float_to_half(k[i]);
+      v16[i] = detail::float_to_half(v[i]);
+      v16abs[i] = detail::float_to_half(std::fabs(v[i]));
+    }
+    const std::string what16 = std::string(what) + " float16 caches";
+    check_case(what16, portable, fast, [&](Args& a, bool absolute) {
+      a.ptrs = {a.floats({1, c.hq, c.t, c.d}, q), a.tensor(ScalarType::Float16, {1, c.hkv, s, c.d}, k16),
+                a.tensor(ScalarType::Float16, {1, c.hkv, s, c.d}, absolute ? v16abs : v16),
                 a.tensor(ScalarType::Int64, {1}, std::vector<int64_t>{c.start}), a.real(1.0 / std::sqrt(double(c.d))),
                 a.output(c.hq * c.t * c.d)};
     }, kFloatTol);

@@ -6,7 +6,7 @@ namespace pocket {
 namespace detail {
 
 struct CpuFeatures {
-  bool avx2_fma = false;     // x86-64: AVX2 + FMA
+  bool avx2_fma = false;     // x86-64: AVX2 + FMA (+ F16C, which every AVX2 CPU has)
   bool avx512 = false;       // x86-64: AVX-512 F, BW, VL
   bool avx512_vnni = false;  // x86-64: AVX-512 VNNI (int8 dot products)
   bool neon = false;         // arm64: always

@@ -1,12 +1,13 @@
 // Driver of pocket::sdpa: parallel over (batch, head) like the portable kernel; each query
-// row runs the ISA's SdpaRowFn (vectorized dot products, exponentials and accumulation).
+// row runs the ISA's SdpaRowFn (vectorized dot products, exponentials and accumulation);
+// float16 caches are widened per kv head by the ISA's WidenHalfFn (F16C, NEON fcvtl).
 #include "../portable/parallel_util.h"
 #include "ukernels.h"
 
 namespace pocket {
 namespace detail {
 
-Error sdpa_with(KernelContext& ctx, Value** args, SdpaRowFn row) {
+Error sdpa_with(KernelContext& ctx, Value** args, SdpaRowFn row, WidenHalfFn widen) {
   SdpaArgs a;
   Error e = prepare_sdpa(ctx, args, &a);
   if (e != Error::Ok) return e;
@@ -22,7 +23,7 @@ Error sdpa_with(KernelContext& ctx, Value** args, SdpaRowFn row) {
     for (int64_t i = begin; i < end; ++i) {
       const int64_t b = i / a.Hq, h = i % a.Hq;
       const float *kh, *vh;  // (S or len, D)
-      sdpa_kv_head(a, b, h, kv ? kv + s * 2 * len * a.D : nullptr, &widened, &kh, &vh);
+      sdpa_kv_head(a, b, h, widen, kv ? kv + s * 2 * len * a.D : nullptr, &widened, &kh, &vh);
       for (int64_t t = 0; t < a.T; ++t)
         row(a.q + (i * a.T + t) * a.D, kh, vh, a.start + t + 1, a.D, a.scale, scores + s * len,
             a.out + (i * a.T + t) * a.D);

@@ -82,9 +82,24 @@ POCKET_TARGET void sdpa_row(const float* q, const float* k, const float* v, int6
   }
 }
 
+// float16 -> float32 with F16C (exact, as half_to_float).
+__attribute__((target("avx2,f16c"))) void widen_half(const uint16_t* src, float* dst, int64_t n) {
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    _mm256_storeu_ps(dst + i, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i))));
+  if (i < n) {
+    uint16_t tail[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+    float out[8];
+    for (int64_t j = i; j < n; ++j) tail[j - i] = src[j];
+    _mm256_storeu_ps(out, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(tail))));
+    for (int64_t j = i; j < n; ++j) dst[j] = out[j - i];
+  }
+}
+
 }  // namespace
 
 extern const SdpaRowFn kSdpaAvx2 = sdpa_row;
+extern const WidenHalfFn kWidenHalfAvx2 = widen_half;
 
 }  // namespace detail
 }  // namespace pocket

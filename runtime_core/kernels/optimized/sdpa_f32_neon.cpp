@@ -66,9 +66,22 @@ void sdpa_row(const float* q, const float* k, const float* v, int64_t len, int64
   }
 }
 
+// float16 -> float32 (fcvtl, exact, as half_to_float).
+void widen_half(const uint16_t* src, float* dst, int64_t n) {
+  int64_t i = 0;
+  for (; i + 4 <= n; i += 4) vst1q_f32(dst + i, vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(src + i))));
+  for (; i < n; ++i) {
+    const uint16_t one[4] = {src[i], 0, 0, 0};
+    float out[4];
+    vst1q_f32(out, vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(one))));
+    dst[i] = out[0];
+  }
+}
+
 }  // namespace
 
 extern const SdpaRowFn kSdpaNeon = sdpa_row;
+extern const WidenHalfFn kWidenHalfNeon = widen_half;
 
 }  // namespace detail
 }  // namespace pocket

@@ -45,9 +45,9 @@ template <const GemmKernels& G, const LinearQF32Kernels& F, const LinearQI8Kerne
 Error linear_q_k(KernelContext& c, Value** a) {
   return linear_q_with(c, a, G, F, I);
 }
-template <const SdpaRowFn& R>
+template <const SdpaRowFn& R, const WidenHalfFn& W>
 Error sdpa_k(KernelContext& c, Value** a) {
-  return sdpa_with(c, a, R);
+  return sdpa_with(c, a, R, W);
 }
 template <const LlmKernels& L>
 Error rms_norm_k(KernelContext& c, Value** a) {
@@ -62,11 +62,11 @@ Error swiglu_k(KernelContext& c, Value** a) {
   return swiglu_with_kernels(c, a, L);
 }
 
-#define POCKET_KERNEL_SET(G, D, F, I, R, L)                                                      \
+#define POCKET_KERNEL_SET(G, D, F, I, R, W, L)                                                     \
   {                                                                                              \
     {"aten::addmm", addmm_k<G>}, {"aten::bmm", bmm_k<G>}, {"aten::convolution", conv_k<G, D>},   \
         {"aten::linear", linear_k<G>}, {"aten::mm", mm_k<G>},                                    \
-        {"pocket::linear_q", linear_q_k<G, F, I>}, {"pocket::sdpa", sdpa_k<R>},                  \
+        {"pocket::linear_q", linear_q_k<G, F, I>}, {"pocket::sdpa", sdpa_k<R, W>},               \
         {"pocket::rms_norm", rms_norm_k<L>}, {"pocket::rope", rope_k<L>},                        \
         {"pocket::swiglu", swiglu_k<L>},                                                         \
   }
@@ -78,16 +78,16 @@ struct KernelSet {
 
 #if defined(__x86_64__)
 const OptimizedKernel kAvx2[] =
-    POCKET_KERNEL_SET(kGemmAvx2, kDwConv3x3Avx2, kLinearQF32Avx2, kLinearQI8Avx2, kSdpaAvx2, kLlmF32Avx2);
+    POCKET_KERNEL_SET(kGemmAvx2, kDwConv3x3Avx2, kLinearQF32Avx2, kLinearQI8Avx2, kSdpaAvx2, kWidenHalfAvx2, kLlmF32Avx2);
 const OptimizedKernel kAvx512[] =
-    POCKET_KERNEL_SET(kGemmAvx512, kDwConv3x3Avx2, kLinearQF32Avx512, kLinearQI8Avx2, kSdpaAvx2, kLlmF32Avx2);
+    POCKET_KERNEL_SET(kGemmAvx512, kDwConv3x3Avx2, kLinearQF32Avx512, kLinearQI8Avx2, kSdpaAvx2, kWidenHalfAvx2, kLlmF32Avx2);
 const OptimizedKernel kAvx512Vnni[] =
-    POCKET_KERNEL_SET(kGemmAvx512, kDwConv3x3Avx2, kLinearQF32Avx512, kLinearQI8Avx512Vnni, kSdpaAvx2, kLlmF32Avx2);
+    POCKET_KERNEL_SET(kGemmAvx512, kDwConv3x3Avx2, kLinearQF32Avx512, kLinearQI8Avx512Vnni, kSdpaAvx2, kWidenHalfAvx2, kLlmF32Avx2);
 #endif
 #if defined(__aarch64__)
-const OptimizedKernel kNeon[] = POCKET_KERNEL_SET(kGemmNeon, kDwConv3x3Neon, kLinearQF32Neon, kLinearQI8Neon, kSdpaNeon, kLlmF32Neon);
+const OptimizedKernel kNeon[] = POCKET_KERNEL_SET(kGemmNeon, kDwConv3x3Neon, kLinearQF32Neon, kLinearQI8Neon, kSdpaNeon, kWidenHalfNeon, kLlmF32Neon);
 const OptimizedKernel kNeonDot[] =
-    POCKET_KERNEL_SET(kGemmNeon, kDwConv3x3Neon, kLinearQF32Neon, kLinearQI8NeonDot, kSdpaNeon, kLlmF32Neon);
+    POCKET_KERNEL_SET(kGemmNeon, kDwConv3x3Neon, kLinearQF32Neon, kLinearQI8NeonDot, kSdpaNeon, kWidenHalfNeon, kLlmF32Neon);
 #endif
 
 template <size_t N>

@@ -114,6 +114,7 @@ struct LinearQI8Kernels {
 // (len, d) rows d floats apart. `scores` holds len floats.
 using SdpaRowFn = void (*)(const float* q, const float* k, const float* v, int64_t len, int64_t d, float scale,
                            float* scores, float* o);
+// Float16 KV caches: WidenHalfFn (parts.h) of the same files, kWidenHalf<Isa>.
 
 // ---- pocket::rms_norm, rope, swiglu (llm_f32_<isa>.cpp): the row/range functions of
 // kernels/portable/llm_util.h, same contracts as rms_norm_rows, rope_rows, swiglu_range.
@@ -133,6 +134,7 @@ extern const LinearQF32Kernels kLinearQF32Avx512;
 extern const LinearQI8Kernels kLinearQI8Avx2;
 extern const LinearQI8Kernels kLinearQI8Avx512Vnni;
 extern const SdpaRowFn kSdpaAvx2;
+extern const WidenHalfFn kWidenHalfAvx2;
 extern const LlmKernels kLlmF32Avx2;
 #endif
 #if defined(__aarch64__)
@@ -142,6 +144,7 @@ extern const LinearQF32Kernels kLinearQF32Neon;
 extern const LinearQI8Kernels kLinearQI8Neon;
 extern const LinearQI8Kernels kLinearQI8NeonDot;
 extern const SdpaRowFn kSdpaNeon;
+extern const WidenHalfFn kWidenHalfNeon;
 extern const LlmKernels kLlmF32Neon;
 #endif
 
@@ -153,7 +156,7 @@ void matmul_with(KernelContext& ctx, const Matmul& p, const GemmKernels& g);
 Error conv_with(KernelContext& ctx, Value** args, const GemmKernels& g, DwConv3x3Fn dw);
 Error linear_q_with(KernelContext& ctx, Value** args, const GemmKernels& g, const LinearQF32Kernels& f32,
                     const LinearQI8Kernels& i8);
-Error sdpa_with(KernelContext& ctx, Value** args, SdpaRowFn row);
+Error sdpa_with(KernelContext& ctx, Value** args, SdpaRowFn row, WidenHalfFn widen);
 Error rms_norm_with_kernels(KernelContext& ctx, Value** args, const LlmKernels& k);
 Error rope_with_kernels(KernelContext& ctx, Value** args, const LlmKernels& k);
 Error swiglu_with_kernels(KernelContext& ctx, Value** args, const LlmKernels& k);

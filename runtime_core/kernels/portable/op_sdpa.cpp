@@ -95,8 +95,12 @@ Error sdpa_kv_scratch(KernelContext& ctx, const SdpaArgs& a, int64_t slices, flo
   return a.k16 == nullptr ? Error::Ok : temp_array(ctx, "sdpa", "float16 cache rows", slices * 2 * len * a.D, kv);
 }
 
-void sdpa_kv_head(const SdpaArgs& a, int64_t b, int64_t h, float* scratch, int64_t* widened, const float** kh,
-                  const float** vh) {
+void widen_half_portable(const uint16_t* src, float* dst, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) dst[i] = half_to_float(src[i]);
+}
+
+void sdpa_kv_head(const SdpaArgs& a, int64_t b, int64_t h, WidenHalfFn widen, float* scratch, int64_t* widened,
+                  const float** kh, const float** vh) {
   const int64_t kv = b * a.Hkv + h / (a.Hq / a.Hkv), len = a.start + a.T, n = len * a.D;
   if (a.k16 == nullptr) {
     *kh = a.k + kv * a.S * a.D;
@@ -106,12 +110,8 @@ void sdpa_kv_head(const SdpaArgs& a, int64_t b, int64_t h, float* scratch, int64
   *kh = scratch;
   *vh = scratch + n;
   if (*widened == kv) return;
-  const uint16_t* k16 = a.k16 + kv * a.S * a.D;
-  const uint16_t* v16 = a.v16 + kv * a.S * a.D;
-  for (int64_t i = 0; i < n; ++i) {
-    scratch[i] = half_to_float(k16[i]);
-    scratch[n + i] = half_to_float(v16[i]);
-  }
+  widen(a.k16 + kv * a.S * a.D, scratch, n);
+  widen(a.v16 + kv * a.S * a.D, scratch + n, n);
   *widened = kv;
 }
 
@@ -127,7 +127,7 @@ Error sdpa_portable(KernelContext& ctx, const SdpaArgs& a) {
     int64_t widened = -1;
     for (int64_t i = begin; i < end; ++i) {
       const float *kh, *vh;
-      sdpa_kv_head(a, i / a.Hq, i % a.Hq, kv ? kv + s * 2 * len * a.D : nullptr, &widened, &kh, &vh);
+      sdpa_kv_head(a, i / a.Hq, i % a.Hq, widen_half_portable, kv ? kv + s * 2 * len * a.D : nullptr, &widened, &kh, &vh);
       attend_head(a, i / a.Hq, i % a.Hq, kh, vh, scores + s * len);
     }
   });
