@@ -55,6 +55,7 @@ SUPPORTED_OPS = {
     "aten::clamp": "Tgg>T",
     "aten::clamp.Tensor": "Ttt>T",
     "aten::clone": "Tj>T",
+    "aten::col2im": "TIIIII>T",
     "aten::constant_pad_nd": "TIs>T",
     "aten::convolution": "TTtIIIbIi>T",
     "aten::copy": "TTj>T",

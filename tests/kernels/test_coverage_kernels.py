@@ -295,3 +295,17 @@ def test_grid_sampler_2d_bad_inputs():
                           ([x, grid[..., :1], 0, 0, False], r"input \[1, 2, 4, 4\] and grid \[1, 3, 3, 1\] must be")]:
         with pytest.raises(PocketError, match="grid_sampler_2d: " + message):
             run("aten::grid_sampler_2d", args, torch.empty(1, 2, 3, 3))
+
+
+def test_col2im():
+    # (output_size, kernel, dilation, padding, stride): overlapping, strided, dilated, padded blocks
+    for size, k, dil, pad, stride in [([5, 6], [2, 3], [1, 1], [0, 0], [1, 1]), ([7, 5], [3, 2], [2, 1], [1, 0], [2, 1]),
+                                      ([4, 4], [2, 2], [1, 1], [1, 1], [3, 3]), ([3, 1], [1, 1], [1, 1], [0, 0], [1, 1])]:
+        blocks = [(size[a] + 2 * pad[a] - dil[a] * (k[a] - 1) - 1) // stride[a] + 1 for a in range(2)]
+        x = torch.randn(2, 3 * k[0] * k[1], blocks[0] * blocks[1])
+        check("aten::col2im", [x, size, k, dil, pad, stride])
+        check("aten::col2im", [x[1].t().contiguous().t(), size, k, dil, pad, stride])
+    with pytest.raises(PocketError, match=r"col2im: input has 7 blocks, but output_size, .* give 4 x 4"):
+        run("aten::col2im", [torch.randn(1, 6, 7), [5, 6], [2, 3], [1, 1], [0, 0], [1, 1]], torch.empty(1, 1, 5, 6))
+    with pytest.raises(PocketError, match=r"col2im: input has shape \[1, 5, 16\], expected \(N, C \* 6, L\)"):
+        run("aten::col2im", [torch.randn(1, 5, 16), [5, 6], [2, 3], [1, 1], [0, 0], [1, 1]], torch.empty(1, 1, 5, 6))
