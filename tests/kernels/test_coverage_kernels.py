@@ -276,7 +276,7 @@ def test_masked_scatter():
         run("aten::masked_scatter", [torch.randn(3), torch.ones(3, dtype=torch.long), torch.randn(3)], torch.empty(3))
 
 
-@pytest.mark.parametrize("mode", [0, 1])
+@pytest.mark.parametrize("mode", [0, 1, 2])
 @pytest.mark.parametrize("padding", [0, 1, 2])
 @pytest.mark.parametrize("align", [False, True])
 def test_grid_sampler_2d(mode, padding, align):
@@ -289,7 +289,7 @@ def test_grid_sampler_2d(mode, padding, align):
 
 def test_grid_sampler_2d_bad_inputs():
     x, grid = torch.randn(1, 2, 4, 4), torch.rand(1, 3, 3, 2)
-    for args, message in [([x, grid, 2, 0, False], r"bicubic interpolation \(mode 2\) is not supported"),
+    for args, message in [([x, grid, 3, 0, False], r"interpolation_mode is 3, expected 0 \(bilinear\)"),
                           ([x, grid, 0, 3, False], r"padding_mode is 3, expected 0 \(zeros\)"),
                           ([x[0], grid, 0, 0, False], r"input \[2, 4, 4\] and grid \[1, 3, 3, 2\] must be"),
                           ([x, grid[..., :1], 0, 0, False], r"input \[1, 2, 4, 4\] and grid \[1, 3, 3, 1\] must be")]:

@@ -2,9 +2,9 @@
 //
 // input (N, C, H, W) sampled at grid (N, Ho, Wo, 2) -> (N, C, Ho, Wo). grid holds (x, y) in
 // [-1, 1] across the input's width and height: with align_corners -1 and 1 are the centers of
-// the edge pixels, without it their outer edges. interpolation_mode 0 is bilinear, 1 nearest
-// (2, bicubic, is not supported); padding_mode 0 reads zeros outside the input, 1 the border
-// pixel, 2 the input reflected at its border.
+// the edge pixels, without it their outer edges. interpolation_mode 0 is bilinear, 1 nearest,
+// 2 bicubic (Keys' cubic convolution, a = -0.75, as ATen); padding_mode 0 reads zeros outside
+// the input, 1 the border pixel, 2 the input reflected at its border.
 #include <cmath>
 
 #include "nn_util.h"
@@ -32,20 +32,56 @@ T reflect(T x, int64_t twice_low, int64_t twice_high) {
   return flips % 2 == 0 ? extra + low : span - extra + low;
 }
 
-// A grid coordinate in [-1, 1] -> a pixel coordinate in an input dim of `size`, padding applied.
+// A grid coordinate in [-1, 1] -> a pixel coordinate in an input dim of `size`.
 template <typename T>
-T source_coordinate(T g, int64_t size, const Sampler& s) {
-  T x = s.align ? (g + 1) / 2 * static_cast<T>(size - 1) : ((g + 1) * static_cast<T>(size) - 1) / 2;
+T unnormalize(T g, int64_t size, const Sampler& s) {
+  return s.align ? (g + 1) / 2 * static_cast<T>(size - 1) : ((g + 1) * static_cast<T>(size) - 1) / 2;
+}
+
+// A pixel coordinate with the padding mode applied (border: clipped; reflection: reflected).
+template <typename T>
+T pad_coordinate(T x, int64_t size, const Sampler& s) {
   const T last = static_cast<T>(size - 1);
   if (s.padding == 2) x = s.align ? reflect(x, 0, 2 * (size - 1)) : reflect(x, -1, 2 * size - 1);
   if (s.padding != 0) x = std::fmin(last, std::fmax(x, T(0)));
   return x;
 }
 
+// Keys' cubic convolution of 4 taps at fraction t between the middle two.
+template <typename T>
+T cubic(const T* v, T t) {
+  const T a = T(-0.75);
+  auto near = [&](T d) { return ((a + 2) * d - (a + 3)) * d * d + 1; };        // |d| <= 1
+  auto far = [&](T d) { return ((a * d - 5 * a) * d + 8 * a) * d - 4 * a; };  // 1 < |d| < 2
+  return v[0] * far(t + 1) + v[1] * near(t) + v[2] * near(1 - t) + v[3] * far(2 - t);
+}
+
+// Bicubic: 4 x 4 taps around (ix, iy) unpadded, each tap's coordinate padded on its own.
+template <typename T>
+void sample_bicubic(const T* x, T* y, const Sampler& s, T ix, T iy) {
+  const T fx = std::floor(ix), fy = std::floor(iy);
+  const int64_t plane = s.h * s.w, out_plane = s.out_h * s.out_w;
+  for (int64_t ch = 0; ch < s.c; ++ch) {
+    T rows[4];
+    for (int i = 0; i < 4; ++i) {
+      T taps[4];
+      const int64_t r = static_cast<int64_t>(pad_coordinate(fy - 1 + i, s.h, s));
+      for (int j = 0; j < 4; ++j) {
+        const int64_t q = static_cast<int64_t>(pad_coordinate(fx - 1 + j, s.w, s));
+        taps[j] = r >= 0 && r < s.h && q >= 0 && q < s.w ? x[ch * plane + r * s.w + q] : T(0);
+      }
+      rows[i] = cubic(taps, ix - fx);
+    }
+    y[ch * out_plane] = cubic(rows, iy - fy);
+  }
+}
+
 // One output pixel for every channel: x (C, H, W) plane set, y advances by out_h * out_w.
 template <typename T>
 void sample(const T* x, T* y, const Sampler& s, T gx, T gy) {
-  const T ix = source_coordinate(gx, s.w, s), iy = source_coordinate(gy, s.h, s);
+  if (s.mode == 2) return sample_bicubic(x, y, s, unnormalize(gx, s.w, s), unnormalize(gy, s.h, s));
+  const T ix = pad_coordinate(unnormalize(gx, s.w, s), s.w, s);
+  const T iy = pad_coordinate(unnormalize(gy, s.h, s), s.h, s);
   const int64_t plane = s.h * s.w, out_plane = s.out_h * s.out_w;
   auto inside = [&](int64_t r, int64_t col) { return r >= 0 && r < s.h && col >= 0 && col < s.w; };
   if (s.mode == 1) {
@@ -77,10 +113,9 @@ Error plan(KernelContext& ctx, const Tensor& in, const Tensor& grid, Value** arg
   s->n = in.sizes[0], s->c = in.sizes[1], s->h = in.sizes[2], s->w = in.sizes[3];
   s->out_h = grid.sizes[1], s->out_w = grid.sizes[2];
   s->mode = args[2]->i, s->padding = args[3]->i, s->align = args[4]->b;
-  if (s->mode == 2)
-    return ctx.fail(Error::Unsupported, "%s: bicubic interpolation (mode 2) is not supported; use bilinear or nearest", kOp);
-  if (s->mode != 0 && s->mode != 1)
-    return ctx.fail(Error::InvalidArgument, "%s: interpolation_mode is %lld, expected 0 (bilinear) or 1 (nearest)",
+  if (s->mode < 0 || s->mode > 2)
+    return ctx.fail(Error::InvalidArgument,
+                    "%s: interpolation_mode is %lld, expected 0 (bilinear), 1 (nearest) or 2 (bicubic)",
                     kOp, static_cast<long long>(s->mode));
   if (s->padding < 0 || s->padding > 2)
     return ctx.fail(Error::InvalidArgument, "%s: padding_mode is %lld, expected 0 (zeros), 1 (border) or 2 (reflection)",
