@@ -53,7 +53,6 @@ EXCEPTED = {
 
 # Core inference ops without a kernel yet (export names them in a clear error).
 TODO = {
-    "aten::as_strided": "", "aten::empty_strided": "",
     "aten::_fft_r2c": "complex outputs: Pocket has no complex dtype (the export error suggests cos/sin matmuls)",
     "aten::_fft_c2r": "complex inputs: Pocket has no complex dtype (the export error suggests cos/sin matmuls)",
     "aten::nonzero": "data-dependent output shape (the export error suggests fixed-shape alternatives)",

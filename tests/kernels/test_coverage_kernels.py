@@ -309,3 +309,22 @@ def test_col2im():
         run("aten::col2im", [torch.randn(1, 6, 7), [5, 6], [2, 3], [1, 1], [0, 0], [1, 1]], torch.empty(1, 1, 5, 6))
     with pytest.raises(PocketError, match=r"col2im: input has shape \[1, 5, 16\], expected \(N, C \* 6, L\)"):
         run("aten::col2im", [torch.randn(1, 5, 16), [5, 6], [2, 3], [1, 1], [0, 0], [1, 1]], torch.empty(1, 1, 5, 6))
+
+
+def test_as_strided_empty_strided():
+    x = torch.randn(4, 6)
+    for size, stride, offset in [([3, 3], [6, 1], 0), ([2, 2], [1, 2], 5), ([5], [4], 2), ([2, 0], [0, 1], 23),
+                                 ([3, 2, 2], [0, 6, 1], 1), ([], [], 7)]:
+        check("aten::as_strided", [x, size, stride, offset])
+    check("aten::as_strided", [torch.arange(8) > 3, [2, 3], [3, 1], None])
+    xt = x.t()  # Pocket's storage of a strided input is its row-major copy
+    check("aten::as_strided", [xt, [2, 3], [1, 2], 4],
+          expected=torch.as_strided(xt.contiguous(), [2, 3], [1, 2], 4))
+    out = run("aten::empty_strided", [[3, 4], [1, 3], None, None, None, None], torch.empty(3, 4))[0]
+    assert out.shape == (3, 4) and out.dtype == torch.float32
+    with pytest.raises(PocketError, match=r"as_strided: the view reaches element 24 of an input of 24 elements"):
+        run("aten::as_strided", [x, [3, 3], [6, 2], 8], torch.empty(3, 3))
+    with pytest.raises(PocketError, match=r"as_strided: stride has 1 items, size has 2"):
+        run("aten::as_strided", [x, [3, 3], [6], 0], torch.empty(3, 3))
+    with pytest.raises(PocketError, match=r"empty_strided: stride\[1\] is -1, expected >= 0"):
+        run("aten::empty_strided", [[3, 4], [4, -1], None, None, None, None], torch.empty(3, 4))
