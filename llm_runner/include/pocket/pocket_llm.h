@@ -39,8 +39,9 @@
  *    snapshot of the running or last generation;
  *  - pk_runner_encode, pk_runner_decode (the tokenizer is immutable).
  * pk_runner_destroy while another thread is inside a call on the runner is a use after free:
- * stop the generation and let its call return first (the Java and Python bindings' close()
- * does exactly this).
+ * stop the generation and let its call return first (Java's LlmModule.close() does exactly
+ * this; Swift's TextRunner and Python's Runner are destroyed only when their last reference,
+ * a running generation's included, is gone).
  */
 #ifndef POCKET_POCKET_LLM_H_
 #define POCKET_POCKET_LLM_H_
