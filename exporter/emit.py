@@ -2,7 +2,10 @@
 
 Every graph value becomes an entry of the value table: tensors (inputs, constants, mutable
 buffers, planned activations), ints (constants and symbolic sizes), lists and so on. Each op
-becomes a KernelCall whose args are value indices in ATen schema order, then its outputs.
+becomes a KernelCall whose args are value indices in ATen schema order, then its outputs; each
+argument's kind (tensor, int or None, scalar, ...) is the one the kernel table's signature gives
+(ops.kernel_signature), and the torch schema only matches the call's arguments to positions and
+defaults.
 Planned tensors get their arena offsets afterwards from plan.py.
 """
 
@@ -16,9 +19,9 @@ from torch.utils._sympy.value_ranges import bound_sympy
 
 from pocket.exporter.capture import MethodGraph
 from pocket.exporter.errors import ExportError, source_line
-from pocket.exporter.ops import SYM_OPS, op_name, split_name
+from pocket.exporter.ops import SYM_OPS, kernel_signature, op_name, split_name
 from pocket.exporter.supported_ops import SUPPORTED_OPS
-from pocket.fb.api import (BoolListT, BoolT, DoubleListT, DoubleT, Instruction, IntListT, IntT, KernelCallT,
+from pocket.fb.api import (BoolT, DoubleListT, DoubleT, Instruction, IntListT, IntT, KernelCallT,
                        KeyValueT, Location, MethodT, MoveT, NullT, OperatorT, OptionalTensorListT, StepT,
                        StringT, TensorListT, TensorT, ValueKind, ValueT)
 from pocket.fb.api import ScalarType as FbScalarType
@@ -30,7 +33,9 @@ DTYPES = {
     torch.int32: FbScalarType.Int32, torch.int64: FbScalarType.Int64, torch.bool: FbScalarType.Bool,
 }
 
-# Arguments that only matter to eager PyTorch (where a tensor lives, its layout).
+# Arguments that only matter to eager PyTorch (where a tensor lives, its layout). The kernel
+# tables give them as 'j' (int or None) with no mark of their own, so they are known by name
+# here and always sent as None.
 IGNORED_ARGS = {"layout", "device", "pin_memory", "memory_format", "generator", "non_blocking"}
 
 
@@ -194,56 +199,58 @@ class MethodEmitter:
         name = op_name(node.target)
         if name not in SUPPORTED_OPS:  # check_support ran before; this guards direct callers
             raise ExportError(f"unsupported op {name} at {source_line(node)}")
-        if node.target in SYM_OPS:
-            args = [self.int_value(a) for a in node.args]
-            out_kind = SUPPORTED_OPS[name].split(">")[1]
-            out = self.scalar_output(out_kind, node)
-            self.kernel(name, args + [out])
-            self.node_value[node] = out
-            return
-        schema = node.target._schema
-        args = [self.encode(a, self.arg_of(node, i, a), node) for i, a in enumerate(schema.arguments)]
-        outs = self.outputs_for(node, schema)
+        in_kinds, out_kinds = kernel_signature(name)
+        if node.target in SYM_OPS:  # Python operators: positional args, no torch schema
+            named = [(f"argument {i}", a) for i, a in enumerate(node.args)]
+        else:
+            arguments = node.target._schema.arguments
+            named = [(spec.name, self.arg_of(node, i, spec)) for i, spec in enumerate(arguments)]
+        nreturns = len(node.target._schema.returns) if node.target not in SYM_OPS else 1
+        if len(named) != len(in_kinds) or nreturns != len(out_kinds):
+            raise ExportError(f"{name}: the kernel table's signature {in_kinds}>{out_kinds} has "
+                              f"{len(in_kinds)} arguments and {len(out_kinds)} outputs, the call has "
+                              f"{len(named)} and {nreturns} ({source_line(node)})")
+        args = [self.encode(name, k, arg, value, node) for k, (arg, value) in zip(in_kinds, named)]
+        outs = self.outputs_for(node, name, out_kinds)
         flat_outs = []
         for o in outs:
             flat_outs.append(o[0] if isinstance(o, tuple) else o)
         self.kernel(name, args + flat_outs)
-        if len(schema.returns) == 1:
+        if len(out_kinds) == 1:
             o = outs[0]
             self.node_value[node] = o[1] if isinstance(o, tuple) else o
         else:
             self.node_value[node] = outs
 
     def arg_of(self, node, i: int, spec):
+        """The call's value for schema argument `spec` (position i): given or default."""
         if i < len(node.args):
             return node.args[i]
         if spec.name in node.kwargs:
             return node.kwargs[spec.name]
         return spec.default_value if spec.has_default_value() else None
 
-    def outputs_for(self, node, schema) -> list:
-        """Values for each return: a tensor index, an int index, or (list index, item indices)."""
+    def outputs_for(self, node, name: str, kinds: str) -> list:
+        """Values for each output kind: a tensor index, an int or bool index, or (list index, item indices)."""
         val = node.meta.get("val")
-        vals = list(val) if len(schema.returns) > 1 else [val]
+        vals = list(val) if len(kinds) > 1 else [val]
         outs = []
-        for r, v in zip(schema.returns, vals):
-            rtype = str(r.real_type)
-            what = f"{op_name(node.target)} output ({source_line(node)})"
-            if rtype == "Tensor" and "pocket_inplace_buffer" in node.meta:
-                outs.append(self.node_value[node.meta["pocket_inplace_buffer"]])
-            elif rtype == "Tensor":
-                outs.append(self.tensor(v, what, Location.Arena))
-            elif rtype == "List[Tensor]":
+        for i, (kind, v) in enumerate(zip(kinds, vals)):
+            what = f"{name} output {i} ({source_line(node)})"
+            if kind == "T" and isinstance(v, torch.Tensor):
+                if "pocket_inplace_buffer" in node.meta:
+                    outs.append(self.node_value[node.meta["pocket_inplace_buffer"]])
+                else:
+                    outs.append(self.tensor(v, what, Location.Arena))
+            elif kind == "L" and isinstance(v, (list, tuple)):
                 items = [self.tensor(t, what, Location.Arena) for t in v]
                 lst = TensorListT()
                 lst.items = items
                 outs.append((self.add_value(ValueKind.TensorList, lst), items))
-            elif rtype in ("int", "SymInt"):
-                outs.append(self.scalar_output("i", node))
-            elif rtype == "bool":
-                outs.append(self.scalar_output("b", node))
+            elif kind in "ib" and not isinstance(v, (torch.Tensor, list, tuple)):
+                outs.append(self.scalar_output(kind, node))
             else:
-                raise ExportError(f"{what}: unsupported return type {rtype}")
+                raise ExportError(f"{what}: the kernel table's kind '{kind}' does not fit {type(v).__name__}")
         return outs
 
     def scalar_output(self, kind: str, node) -> int:
@@ -259,41 +266,40 @@ class MethodEmitter:
         call.args = args
         self.step(Instruction.KernelCall, call)
 
-    # ---- argument encoding by schema type ------------------------------------------------------
+    # ---- argument encoding by the kernel table's kind ------------------------------------------
 
-    def encode(self, spec, value, node) -> int:
-        t = str(spec.real_type)
-        optional = t.startswith("Optional[")
-        base = t[len("Optional["):-1] if optional else t
-        if spec.name in IGNORED_ARGS or base in ("Layout", "Device", "MemoryFormat", "Generator"):
+    def encode(self, name: str, kind: str, arg: str, value, node) -> int:
+        """The value index of one argument, as kernel signature character `kind` wants it."""
+        if kind in "tjgJG" and arg in IGNORED_ARGS:
             return self.none()
         if value is None:
-            if base == "str":
+            if kind == "S":  # str? arguments are strings, "" for None
                 return self.scalar(ValueKind.String, StringT, "")
-            if not optional:
-                raise ExportError(f"{op_name(node.target)}: argument '{spec.name}' is None ({source_line(node)})")
+            if kind not in "tjgJG":
+                raise ExportError(f"{name}: argument '{arg}' is None ({source_line(node)})")
             return self.none()
-        if base == "Tensor":
+        if not _fits(kind, value):
+            raise ExportError(f"{name}: argument '{arg}' is {value!r}, which does not fit the kernel "
+                              f"table's kind '{kind}' ({KIND_NAMES[kind]}) ({source_line(node)})")
+        if kind in "Tt":
             if isinstance(value, (bool, int, float)):  # a Python number where ATen wants a tensor
                 return self.wrapped_number(value)
             if isinstance(value.meta.get("val"), torch.SymInt):  # e.g. t * (s // 2), s dynamic
                 return self.symint_tensor(value)
             return self.node_value[value]
-        if base in ("int", "SymInt"):
+        if kind in "ij":
+            if isinstance(value, torch.dtype):
+                return self.int_value(int(pocket_dtype(value, f"{name} dtype")))
             return self.int_value(value)
-        if base == "ScalarType":
-            return self.int_value(int(pocket_dtype(value, f"{op_name(node.target)} dtype")))
-        if base.startswith("List[") and ("int" in base or "SymInt" in base):
+        if kind in "IJ":
             lst = IntListT()
             lst.items = [self.int_value(v) for v in value]
             return self.add_value(ValueKind.IntList, lst)
-        if base == "float":
+        if kind in "fg":  # Scalar? arguments are doubles too ('g')
             return self.scalar(ValueKind.Double, DoubleT, float(value))
-        if base == "bool":
+        if kind == "b":
             return self.scalar(ValueKind.Bool, BoolT, bool(value))
-        if base in ("number", "Scalar"):
-            if optional:  # optional scalars are passed as doubles (kernel signature 'g')
-                return self.scalar(ValueKind.Double, DoubleT, float(value))
+        if kind == "s":
             if isinstance(value, bool):
                 return self.scalar(ValueKind.Bool, BoolT, value)
             if isinstance(value, int):
@@ -301,26 +307,74 @@ class MethodEmitter:
             if isinstance(value, torch.fx.Node):
                 return self.int_value(value)
             return self.scalar(ValueKind.Double, DoubleT, float(value))
-        if base == "str":
+        if kind == "S":
             return self.scalar(ValueKind.String, StringT, str(value))
-        if base == "List[Tensor]":
+        if kind == "L":
             lst = TensorListT()
             lst.items = [self.node_value[v] for v in value]
             return self.add_value(ValueKind.TensorList, lst)
-        if base == "List[Optional[Tensor]]":
+        if kind == "M":
             lst = OptionalTensorListT()
             lst.items = [-1 if v is None else self.node_value[v] for v in value]
             return self.add_value(ValueKind.OptionalTensorList, lst)
-        if base == "List[float]":
-            lst = DoubleListT()
-            lst.items = [float(v) for v in value]
-            return self.add_value(ValueKind.DoubleList, lst)
-        if base == "List[bool]":
-            lst = BoolListT()
-            lst.items = [bool(v) for v in value]
-            return self.add_value(ValueKind.BoolList, lst)
-        raise ExportError(f"{op_name(node.target)}: argument '{spec.name}' has unsupported type {t} "
-                          f"({source_line(node)})")
+        lst = DoubleListT()  # F, G
+        lst.items = [float(v) for v in value]
+        return self.add_value(ValueKind.DoubleList, lst)
+
+
+# Signature characters (include/pocket/kernel.h), for error messages.
+KIND_NAMES = {
+    "T": "tensor", "t": "tensor or None", "i": "int", "j": "int or None", "f": "double",
+    "g": "double or None", "s": "scalar", "b": "bool", "I": "int list", "J": "int list or None",
+    "F": "double list", "G": "double list or None", "L": "tensor list",
+    "M": "list of optional tensors", "S": "string",
+}
+
+
+def _is_number(v) -> bool:
+    return isinstance(v, (bool, int, float))
+
+
+def _node_val(v):
+    return v.meta.get("val") if isinstance(v, torch.fx.Node) else None
+
+
+def _is_sym(v) -> bool:
+    """A graph value that is a symbolic number (a size computed at run time)."""
+    return isinstance(_node_val(v), (torch.SymInt, torch.SymFloat, torch.SymBool, int, float, bool))
+
+
+def _is_int(v) -> bool:
+    return (isinstance(v, int) and not isinstance(v, bool)) or isinstance(_node_val(v), (torch.SymInt, int))
+
+
+def _is_tensor(v) -> bool:
+    return isinstance(v, torch.fx.Node) and not _is_sym(v)
+
+
+def _fits(kind: str, v) -> bool:
+    """Whether a call's (non-None) argument can be encoded as signature character `kind`."""
+    if kind in "Tt":
+        return _is_number(v) or isinstance(v, torch.fx.Node)
+    if kind in "ij":
+        return _is_int(v) or isinstance(v, torch.dtype)
+    if kind in "IJ":
+        return isinstance(v, (list, tuple)) and all(_is_int(x) for x in v)
+    if kind in "fg":
+        return _is_number(v) and not isinstance(v, bool)
+    if kind in "FG":
+        return isinstance(v, (list, tuple)) and all(_is_number(x) for x in v)
+    if kind == "b":
+        return isinstance(v, bool)
+    if kind == "s":
+        return _is_number(v) or _is_sym(v)
+    if kind == "S":
+        return isinstance(v, str)
+    if kind == "L":
+        return isinstance(v, (list, tuple)) and all(_is_tensor(x) for x in v)
+    if kind == "M":
+        return isinstance(v, (list, tuple)) and all(x is None or _is_tensor(x) for x in v)
+    return False
 
 
 def _finite_int(x) -> int | None:

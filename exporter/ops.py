@@ -4,6 +4,9 @@ import operator
 
 import torch
 
+from pocket.exporter.errors import ExportError
+from pocket.exporter.supported_ops import SUPPORTED_OPS
+
 # Python operators on symbolic ints (dynamic shapes) -> runtime ops.
 SYM_OPS = {
     operator.add: "sym::add", operator.sub: "sym::sub", operator.mul: "sym::mul",
@@ -37,3 +40,15 @@ def split_name(full: str) -> tuple[str, str]:
     ns, rest = full.split("::", 1)
     name, _, overload = rest.partition(".")
     return f"{ns}::{name}", overload
+
+
+def kernel_signature(name: str) -> tuple[str, str]:
+    """The kernel table's argument kinds of op `name`: ('TTs', 'T') for 'aten::add.Tensor'.
+
+    The tables (runtime_core/kernels/tables/*.txt, via supported_ops.py) are the one source of
+    each argument's kind; the kind characters are listed in include/pocket/kernel.h.
+    """
+    if name not in SUPPORTED_OPS:
+        raise ExportError(f"unsupported op {name}: no kernel table lists it")
+    inputs, outputs = SUPPORTED_OPS[name].split(">")
+    return inputs, outputs

@@ -1,7 +1,8 @@
 """Generates the kernel registry from the tables in runtime_core/kernels/tables/*.txt.
 
 Writes runtime_core/kernels/registry_table.inc (C++ declarations and the sorted table) and
-exporter/supported_ops.py (op name -> signature, for the exporter's op-support check).
+exporter/supported_ops.py (op name -> signature: the exporter checks op support with it and takes
+each argument's kind from it, see exporter/ops.py kernel_signature).
 `--check` exits 1 when either file is stale instead of writing it.
 
 Selective builds (`pocket package PROGRAMS`): `--select OPS_FILE --out TABLE.inc` writes a table
