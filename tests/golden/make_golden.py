@@ -52,6 +52,32 @@ class CoverageOps(torch.nn.Module):
                 ordered, order)
 
 
+class CoverageOps2(torch.nn.Module):
+    """The same for the second batch of core ops (pools in 1 and 3 dims, instance norm, grid
+    sampling, col2im, distances, embedding bags, masked_scatter, diagonal, as_strided)."""
+
+    def __init__(self):
+        super().__init__()
+        g = torch.Generator().manual_seed(1)
+        self.bag = torch.nn.Parameter(torch.randn(10, 4, generator=g), requires_grad=False)
+
+    def forward(self, x, idx):  # x (2, 3, 4, 4) float32, idx (2, 3) int64 in [0, 4)
+        F = torch.nn.functional
+        seq = x.flatten(2)  # (2, 3, 16)
+        vol = x.unsqueeze(2).expand(2, 3, 2, 4, 4).contiguous()
+        pools = (F.avg_pool1d(seq, 3, 2, 1), F.adaptive_avg_pool1d(seq, 5), F.avg_pool3d(vol, 2),
+                 F.max_pool3d(vol, (1, 2, 2), return_indices=True)[1], F.adaptive_avg_pool3d(vol, (1, 3, 2)))
+        inst = F.instance_norm(x, weight=torch.ones(3), bias=torch.zeros(3))
+        theta = torch.tensor([[[0.9, 0.1, 0.05], [-0.1, 1.1, 0.0]]]).expand(2, 2, 3)
+        sampled = F.grid_sample(x, F.affine_grid(theta, [2, 3, 3, 5], align_corners=False), align_corners=False)
+        folded = F.fold(F.unfold(x, 2), (4, 4), 2)
+        dists = torch.cdist(seq, seq[:, :2]) + F.pdist(seq[0]).sum()
+        bags = F.embedding_bag(idx.flatten(), self.bag, torch.tensor([0, 2, 5]), mode="mean")
+        scattered = x.masked_scatter(x > 0.5, seq.flip(-1))
+        diag = torch.diagonal(x, 0, 2, 3) + x.as_strided((2, 3, 4), (48, 16, 5))
+        return (*pools, inst, sampled, folded, dists, bags, scattered, diag)
+
+
 def golden_models():
     torch.manual_seed(0)
     mlp = models.MLP((16, 32, 8)).eval()
@@ -67,6 +93,8 @@ def golden_models():
         "encoder": (enc, (torch.randint(0, 50, (1, 12), generator=g),), None),
         "coverage_ops": (CoverageOps(), (torch.randn(2, 3, 4, 4, generator=g), torch.randint(0, 4, (2, 3), generator=g)),
                          None),
+        "coverage_ops2": (CoverageOps2(), (torch.randn(2, 3, 4, 4, generator=g), torch.randint(0, 4, (2, 3), generator=g)),
+                          None),
     }
 
 
