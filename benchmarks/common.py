@@ -6,6 +6,7 @@ Peers are benchmark-only dependencies: `pip install -r benchmarks/requirements.t
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import json
 import os
@@ -156,6 +157,24 @@ def add_run_options(ap) -> None:
     ap.add_argument("--no-wait", action="store_true", help="do not wait for an idle machine (load is still recorded)")
     ap.add_argument("--out", help="markdown file to write (default: benchmarks/results/<date>-<cpu kind>...md)")
     ap.add_argument("--no-save", action="store_true", help="print the table only")
+    ap.add_argument("--work", metavar="DIR", help="keep exported programs in DIR and reuse the ones already there "
+                    "(default: a temporary folder; empty DIR after changing an exporter)")
+
+
+def work_dir(args):
+    """The folder exports go to: --work (kept, reused) or a temporary one (a context manager)."""
+    if args.work:
+        os.makedirs(args.work, exist_ok=True)
+        return contextlib.nullcontext(args.work)
+    return tempfile.TemporaryDirectory()
+
+
+def reuse(args, path: str) -> bool:
+    """True (and says so) when --work already holds the export at `path`."""
+    if args.work and os.path.isfile(path):
+        print(f"reusing {path}", file=sys.stderr)
+        return True
+    return False
 
 
 def guard_from(args) -> LoadGuard:

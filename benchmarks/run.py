@@ -23,7 +23,6 @@ import argparse
 import json
 import os
 import sys
-import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(__file__))
@@ -181,16 +180,21 @@ def available(engine: str) -> bool:
         return False
 
 
-def export_all(name: str, engines: list[str], tmp: str) -> dict:
+def export_all(args, name: str, engines: list[str], tmp: str) -> dict:
     files = {}
     for engine in engines:
         path = os.path.join(tmp, f"{name}.{engine}")
-        print(f"{name}: exporting for {engine} ...", file=sys.stderr)
-        try:
-            {"pocket": export_pocket, "executorch": export_executorch}.get(engine, lambda *_: None)(name, path)
-        except Exception as e:  # report, keep going
-            print(f"  {engine} export failed: {e}", file=sys.stderr)
-            continue
+        export = {"pocket": export_pocket, "executorch": export_executorch}.get(engine)
+        if export is not None and not common.reuse(args, path):
+            print(f"{name}: exporting for {engine} ...", file=sys.stderr)
+            try:
+                export(name, path + ".part")
+            except Exception as e:  # report, keep going
+                print(f"  {engine} export failed: {e}", file=sys.stderr)
+                continue
+            if os.path.exists(path + ".part.npz"):  # export_pocket's example inputs
+                os.replace(path + ".part.npz", path + ".npz")
+            os.replace(path + ".part", path)  # last: a kept --work folder never holds half an export
         files[engine] = path
     return files
 
@@ -213,9 +217,9 @@ def main() -> None:
     guard.before_run()
     bandwidth = common.memory_bandwidth(args.threads)
     rows = []
-    with tempfile.TemporaryDirectory() as tmp:
+    with common.work_dir(args) as tmp:
         for name in args.models:
-            files = export_all(name, engines, tmp)
+            files = export_all(args, name, engines, tmp)
             cells = [(e, t) for t in args.threads for e in engines if e in files or e == "eager"]
             results = common.run_cells(cells, lambda c: [__file__, "--repeat", str(args.repeat), "--child", name, c[0],
                                                          str(c[1]), files.get(c[0], "-")], args.runs, guard)

@@ -29,7 +29,6 @@ import importlib.util
 import json
 import os
 import sys
-import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import common  # noqa: E402
@@ -114,21 +113,25 @@ def prepare(args, tmp: str, gguf: str, keys: list[str]) -> dict:
         _, engine, variant = ENGINES[key]
         if engine == "pocket":
             path = os.path.join(tmp, f"{variant}.pocket")
-            print(f"exporting Pocket {variant} ...", file=sys.stderr)
-            kwargs = {"8da4w": dict(quantize="8da4w"), "kept-int8": dict(activations="int8")}.get(variant, {})
-            recipe.export_gguf(gguf, max_seq_len=MAX_SEQ, **kwargs).save(path)
+            if not common.reuse(args, path):
+                print(f"exporting Pocket {variant} ...", file=sys.stderr)
+                kwargs = {"8da4w": dict(quantize="8da4w"), "kept-int8": dict(activations="int8")}.get(variant, {})
+                recipe.export_gguf(gguf, max_seq_len=MAX_SEQ, **kwargs).save(path + ".part")
+                os.replace(path + ".part", path)  # a kept --work folder never holds half an export
         elif engine == "executorch":
             import executorch_llama
             from pocket.llm.models.gguf_model import load_gguf_model
 
             path = os.path.join(tmp, f"executorch-{variant}.pte")
-            print("exporting ExecuTorch 8da4w (export_llama, a few minutes) ...", file=sys.stderr)
-            model = load_gguf_model(gguf, MAX_SEQ, requantize=True)[0]
-            try:
-                executorch_llama.export(model, variant, path)
-            except RuntimeError as e:
-                print(f"  ExecuTorch export failed: {e}", file=sys.stderr)
-                continue
+            if not common.reuse(args, path):
+                print("exporting ExecuTorch 8da4w (export_llama, a few minutes) ...", file=sys.stderr)
+                model = load_gguf_model(gguf, MAX_SEQ, requantize=True)[0]
+                try:
+                    executorch_llama.export(model, variant, path + ".part")
+                except RuntimeError as e:
+                    print(f"  ExecuTorch export failed: {e}", file=sys.stderr)
+                    continue
+                os.replace(path + ".part", path)
         else:
             path = gguf
         files[key] = path
@@ -226,7 +229,7 @@ def main() -> None:
     missing = [k for k in args.engines if not installed(ENGINES[k][1])]
     keys = [k for k in args.engines if k not in missing]
     guard = common.guard_from(args)
-    with tempfile.TemporaryDirectory() as tmp:
+    with common.work_dir(args) as tmp:
         files = prepare(args, tmp, gguf, keys + ([] if "pocket-q4_1" in keys else ["pocket-q4_1"]))
         template_file = files.pop("pocket-q4_1") if "pocket-q4_1" not in keys else files["pocket-q4_1"]
         keys = [k for k in keys if k in files]
