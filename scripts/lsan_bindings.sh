@@ -84,6 +84,11 @@ preload="$asan_lib:$stdcxx_lib"  # ld.so splits LD_PRELOAD on colons (or spaces)
 cmake_args=()
 if wants python; then
   python=$(python3 -c 'import sys; print(sys.executable)' 2>/dev/null)
+  # pybind11 is a build requirement (pip builds the wheel in an isolated environment), so a
+  # fresh machine has it only here: the same pin as pyproject's build-system.
+  if [ -n "$python" ] && ! "$python" -c "import pybind11" 2>/dev/null; then
+    "$python" -m pip install -q --disable-pip-version-check pybind11==3.1.0 || true
+  fi
   if [ -z "$python" ] || ! "$python" -c "import pybind11, numpy, pytest" 2>/dev/null; then
     missing "python3 with pybind11, numpy and pytest" python
     drop python
