@@ -116,7 +116,7 @@ def readme_section() -> str:
     lines += ["", "Not supported, by design:", ""]
     lines += [f"- `{op.removeprefix('aten::')}`: {why}" for op, why in c["excepted"].items()]
     lines += ["", "Not yet (export stops with an error naming the op and the model line):", ""]
-    lines.append(", ".join(f"`{op.removeprefix('aten::')}`" for op in c["todo"]))
+    lines += [f"- `{op.removeprefix('aten::')}`: {c['todo'][op]}" for op in c["todo"]]
     lines.append(END)
     return "\n".join(lines)
 

@@ -16,4 +16,19 @@ def decompose(ep: ExportedProgram) -> ExportedProgram:
     table = torch.export.default_decompositions()
     for op in KEEP:
         table.pop(op, None)
+    _views_as_reshapes(ep)
     return ep.run_decompositions(table)
+
+
+def _views_as_reshapes(ep: ExportedProgram) -> None:
+    """aten.view -> aten.reshape before decomposing. Decompositions may give an op's result other
+    strides than eager did (GPT-2: the attention output, then its Conv1D's x.view(-1, n)), and
+    re-tracing a view of it then fails in torch. The captured graph is functional and each view
+    was valid in eager, so reshape gives the same values; it re-traces to a view where it can."""
+    changed = False
+    for node in ep.graph_module.graph.nodes:
+        if node.op == "call_function" and node.target is torch.ops.aten.view.default:
+            node.target = torch.ops.aten.reshape.default
+            changed = True
+    if changed:
+        ep.graph_module.recompile()
