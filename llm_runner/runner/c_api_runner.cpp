@@ -1,5 +1,6 @@
 // pocket_llm.h over pocket::Runner.
 #include <cstring>
+#include <mutex>
 #include <string>
 
 #include "c_api_util.h"
@@ -15,7 +16,11 @@ using pocket::detail::c_ok;
 
 struct pk_runner {
   std::unique_ptr<pocket::Runner> runner;
-  std::string piece;  // pk_runner_next's last piece; written only inside Runner::next's claim
+  // pk_runner_next's last piece. next_mutex covers writing it and reading its size: the
+  // runner's own claim ends when Runner::next returns, and another thread's pull would
+  // otherwise clear the string between the two.
+  std::string piece;
+  std::mutex next_mutex;
 };
 
 struct pk_generation_config {
@@ -208,7 +213,10 @@ pk_status pk_runner_next(pk_runner* r, uint64_t generation, const char** piece, 
     if (piece == nullptr || size == nullptr || done == nullptr) return null_arg("piece/size/done");
     bool finished = false;
     std::string message;
-    // r->piece is written only while this call holds the runner (Runner::next claims it).
+    std::unique_lock<std::mutex> hold(r->next_mutex, std::try_to_lock);
+    if (!hold.owns_lock())
+      return c_fail(Error::Busy, "the runner is busy: next() was called while another call runs on it (a runner "
+                                 "runs one call at a time; stop() ends a running generation)");
     Error e = r->runner->next(generation, &r->piece, &finished, &message);
     if (e != Error::Ok) return c_fail(e, message);
     *piece = r->piece.c_str();
