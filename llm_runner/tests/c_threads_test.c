@@ -233,6 +233,7 @@ typedef struct {
   pk_runner* runner;
   uint64_t generation;
   atomic_int bytes, pieces, busy, wrong, done;
+  int pause_at;          /* > 0: after this many pieces, wait for stop_sent before pulling on */
   atomic_int stop_sent;
 } PullCase;
 
@@ -254,7 +255,12 @@ static void* pull_loop(void* arg) {
       atomic_store(&c->done, 1);
     } else {
       atomic_fetch_add(&c->bytes, (int)size);
-      atomic_fetch_add(&c->pieces, 1);
+      if (atomic_fetch_add(&c->pieces, 1) + 1 == c->pause_at) {
+        while (!atomic_load(&c->stop_sent)) {
+          struct timespec ms = {0, 100000};
+          nanosleep(&ms, NULL);
+        }
+      }
     }
   }
   return NULL;
@@ -286,9 +292,11 @@ static void test_pulled_generation(pk_runner* r, size_t n_want) {
   CHECK((size_t)atomic_load(&c.bytes) == n_text, "two pullers got %d bytes of %zu", atomic_load(&c.bytes), n_text);
   CHECK(strcmp(pk_runner_stop_reason(r), "max_new_tokens") == 0, "stop reason '%s'", pk_runner_stop_reason(r));
 
-  /* stop from another thread while one pulls a long generation */
+  /* stop from another thread while one pulls a long generation: the puller holds after its
+     second piece until the stop is sent, so the stop always lands before the tiny model's EOS */
   memset(&c, 0, sizeof c);
   c.runner = r;
+  c.pause_at = 2;
   pk_generation_config_set_max_new_tokens(config, pk_runner_max_seq_len(r));
   CHECK_STATUS(pk_runner_start(r, "Once upon a time", config, &c.generation), PK_STATUS_OK, NULL);
   pthread_t puller;
@@ -298,6 +306,7 @@ static void test_pulled_generation(pk_runner* r, size_t n_want) {
     nanosleep(&ms, NULL);
   }
   pk_runner_stop(r);
+  atomic_store(&c.stop_sent, 1);
   pthread_join(puller, NULL);
   int32_t generated = 0;
   pk_runner_stats(r, NULL, NULL, NULL, NULL, NULL, &generated);
