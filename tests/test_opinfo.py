@@ -102,6 +102,10 @@ def skip_reason(op, sample):
     if (op.name == "nn.functional.instance_norm" and sample.kwargs.get("use_input_stats", True)
             and sample.kwargs.get("running_mean") is not None):
         return "updates the running stats passed as inputs (input mutation)"
+    if op.name == "_native_batch_norm_legit" and len(sample.args) >= 3 and sample.args[2] is not None:
+        # The overload with running stats declares them mutated (Tensor(a!)), training or not;
+        # models in eval mode export _native_batch_norm_legit_no_training instead.
+        return "running stats are in-place arguments of this overload (input mutation)"
     if op.name == "nn.functional.embedding_bag" and sample.kwargs.get("max_norm") is not None:
         return "max_norm renormalizes the weight in place (input mutation)"
     if op.name == "nn.functional.grid_sample" and sample.input.dim() == 5:
