@@ -76,5 +76,41 @@ Error plan_adaptive_pool(KernelContext& ctx, const char* op, const Tensor& in, i
   return e;
 }
 
+// Runs `pool(x, y)` over in's float data into out, resized to the plan's output shape.
+template <typename Pool>
+static Error run_float_pool(KernelContext& ctx, const char* op, const Tensor& in, const PoolNd& p, Tensor& out,
+                            Pool&& pool) {
+  Error e = resize_output(ctx, op, out, p.out_sizes, p.dim);
+  if (e != Error::Ok) return e;
+  Error dispatched = dispatch_float(ctx, op, in.dtype, [&](auto tag) {
+    using T = decltype(tag);
+    const T* x = nullptr;
+    e = contiguous_data(ctx, op, "input", in, &x);
+    if (e == Error::Ok) pool(x, out.data_as<T>());
+  });
+  return dispatched != Error::Ok ? dispatched : e;
+}
+
+Error avg_pool_op(KernelContext& ctx, const char* op, const Tensor& in, int spatial, const IntList& kernel,
+                  const IntList& stride, const IntList& padding, bool ceil_mode, bool include_pad,
+                  int64_t divisor_override, Tensor& out) {
+  PoolNd p;
+  Error e = expect_float_io(ctx, op, in, out);
+  if (e == Error::Ok) e = plan_pool_nd(ctx, op, in, spatial, kernel, stride, padding, nullptr, ceil_mode, &p);
+  if (e != Error::Ok) return e;
+  return run_float_pool(ctx, op, in, p, out, [&](const auto* x, auto* y) {
+    avg_pool_nd(x, y, p, include_pad, divisor_override);
+  });
+}
+
+Error adaptive_avg_pool_op(KernelContext& ctx, const char* op, const Tensor& in, int spatial,
+                           const IntList& output_size, Tensor& out) {
+  PoolNd p;
+  Error e = expect_float_io(ctx, op, in, out);
+  if (e == Error::Ok) e = plan_adaptive_pool(ctx, op, in, spatial, output_size, &p);
+  if (e != Error::Ok) return e;
+  return run_float_pool(ctx, op, in, p, out, [&](const auto* x, auto* y) { adaptive_avg_pool_nd(x, y, p); });
+}
+
 }  // namespace detail
 }  // namespace pocket

@@ -37,6 +37,15 @@ Error plan_adaptive_pool(KernelContext& ctx, const char* op, const Tensor& in, i
 inline int64_t adaptive_start(int64_t o, int64_t in, int64_t n) { return o * in / n; }
 inline int64_t adaptive_end(int64_t o, int64_t in, int64_t n) { return ((o + 1) * in + n - 1) / n; }
 
+// The whole avg_pool{1,3}d kernel over `spatial` dims (divisor_override 0: none).
+Error avg_pool_op(KernelContext& ctx, const char* op, const Tensor& in, int spatial, const IntList& kernel,
+                  const IntList& stride, const IntList& padding, bool ceil_mode, bool include_pad,
+                  int64_t divisor_override, Tensor& out);
+
+// The whole adaptive_avg_pool{1,3}d kernel over `spatial` dims.
+Error adaptive_avg_pool_op(KernelContext& ctx, const char* op, const Tensor& in, int spatial,
+                           const IntList& output_size, Tensor& out);
+
 // x (planes, in) -> y (planes, out): the mean of each window; divisor_override 0 means none.
 // The divisor is the window clipped to the padded input (include_pad) or to the input.
 template <typename T>
