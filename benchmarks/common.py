@@ -183,10 +183,17 @@ def guard_from(args) -> LoadGuard:
 
 # ---- fresh processes, engines interleaved -----------------------------------------------------
 
+# numpy's OpenBLAS starts a thread per core at import, and it spins for a while after: at 1
+# thread it competed with the engine for the second core (Pocket's 1-thread cells showed 1.3-2.6
+# cores busy). No engine uses numpy's BLAS in a timed part, so every child gets one BLAS thread.
+CHILD_ENV = {"OPENBLAS_NUM_THREADS": "1"}
+
+
 def run_child(argv: list[str], timeout_s: float = 1800) -> dict | None:
     """Runs `python argv...`; the last stdout line is the JSON result. None on failure."""
     try:
-        out = subprocess.run([sys.executable, *argv], capture_output=True, text=True, timeout=timeout_s)
+        out = subprocess.run([sys.executable, *argv], capture_output=True, text=True, timeout=timeout_s,
+                             env={**os.environ, **CHILD_ENV})
     except subprocess.TimeoutExpired:
         print(f"  timed out: {' '.join(argv[-4:])}", file=sys.stderr)
         return None
