@@ -22,7 +22,7 @@
 #include <vector>
 
 #include "../kernels/optimized/optimized.h"
-#include "../kernels/portable/shape_util.h"  // float_to_half: float16 KV caches
+#include "../kernels/portable/convert.h"  // float_to_half: float16 KV caches
 #include "heap_allocator.h"
 #include "pocket/kernel.h"
 #include "thread_pool.h"

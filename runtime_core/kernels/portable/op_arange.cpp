@@ -3,6 +3,7 @@
 // aten::arange.start_step(Scalar start, Scalar end, Scalar step=1, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
 #include <cmath>
 
+#include "convert.h"
 #include "shape_util.h"
 
 namespace pocket {

@@ -7,7 +7,7 @@
 // left out, and an empty bag is 0. The other three outputs serve the backward pass only:
 // offset2bag (each index's bag), bag_size (rows per bag) and, for max, the row of each maximum.
 #include "nn_util.h"
-#include "shape_util.h"
+#include "index_util.h"
 
 namespace pocket {
 

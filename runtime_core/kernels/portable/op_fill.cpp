@@ -1,5 +1,5 @@
 // aten::fill.Scalar(Tensor self, Scalar value) -> Tensor
-#include "shape_util.h"
+#include "convert.h"
 
 namespace pocket {
 

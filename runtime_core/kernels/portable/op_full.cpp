@@ -1,4 +1,5 @@
 // aten::full(SymInt[] size, Scalar fill_value, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
+#include "convert.h"
 #include "shape_util.h"
 
 namespace pocket {

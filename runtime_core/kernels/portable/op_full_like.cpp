@@ -1,4 +1,5 @@
 // aten::full_like(Tensor self, Scalar fill_value, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor
+#include "convert.h"
 #include "shape_util.h"
 
 namespace pocket {

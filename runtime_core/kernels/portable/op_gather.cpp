@@ -1,4 +1,5 @@
 // aten::gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor
+#include "index_util.h"
 #include "shape_util.h"
 
 namespace pocket {

@@ -1,4 +1,5 @@
 // aten::index.Tensor(Tensor self, Tensor?[] indices) -> Tensor
+#include "index_util.h"
 #include "shape_util.h"
 
 namespace pocket {

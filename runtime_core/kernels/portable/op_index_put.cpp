@@ -1,4 +1,5 @@
 // aten::index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor
+#include "index_util.h"
 #include "shape_util.h"
 
 namespace pocket {

@@ -1,4 +1,5 @@
 // aten::index_select(Tensor self, int dim, Tensor index) -> Tensor
+#include "index_util.h"
 #include "shape_util.h"
 
 namespace pocket {

@@ -1,4 +1,5 @@
 // aten::masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor
+#include "convert.h"
 #include "shape_util.h"
 
 namespace pocket {

@@ -1,4 +1,5 @@
 // aten::scalar_tensor(Scalar s, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
+#include "convert.h"
 #include "shape_util.h"
 
 namespace pocket {

@@ -10,7 +10,7 @@
 #include "llm_util.h"
 #include "parallel_util.h"
 #include "parts.h"
-#include "shape_util.h"
+#include "convert.h"
 
 namespace pocket {
 namespace detail {

@@ -1,5 +1,5 @@
 // aten::sym_numel(Tensor self) -> SymInt
-#include "shape_util.h"
+#include "util.h"
 
 namespace pocket {
 

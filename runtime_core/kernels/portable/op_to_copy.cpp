@@ -1,4 +1,5 @@
 // aten::_to_copy(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, bool non_blocking=False, MemoryFormat? memory_format=None) -> Tensor
+#include "convert.h"
 #include "shape_util.h"
 
 namespace pocket {

@@ -5,7 +5,7 @@
 // only the new rows are written; otherwise the cache is copied first. value has the cache's
 // dtype, or is float32 for a float16 cache (an fp16 KV cache: rounded to nearest even).
 #include "llm_util.h"
-#include "shape_util.h"
+#include "convert.h"
 
 namespace pocket {
 

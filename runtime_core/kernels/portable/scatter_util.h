@@ -3,7 +3,7 @@
 // to (out[index[i][j]][j] for dim 0). Nothing here allocates.
 #pragma once
 
-#include "shape_util.h"
+#include "index_util.h"
 
 namespace pocket {
 namespace detail {
