@@ -60,6 +60,17 @@ class ScalarTensor {
   Tensor tensor_;
 };
 
+// The .Tensor and .Scalar overloads of a binary op computed in the output's dtype by
+// f(ctx, self, other, out), args being (self, other, out): a Scalar `other` becomes a 0-d
+// tensor of the output's dtype.
+template <typename F>
+Error binary_overloads(KernelContext& ctx, Value** args, F&& f) {
+  Tensor& out = args[2]->tensor;
+  if (args[1]->is_tensor()) return f(ctx, args[0]->tensor, args[1]->tensor, out);
+  ScalarTensor other(*args[1], out.dtype);
+  return f(ctx, args[0]->tensor, other.tensor(), out);
+}
+
 // ---- dispatch on the compute dtype, by the kinds of dtypes an op accepts
 
 enum class Kinds { All, Numeric, Floating, Integral };  // Numeric: no bool; Integral: with bool
