@@ -25,8 +25,8 @@ if [ $package_only = 0 ]; then
   if command -v ccache >/dev/null 2>&1; then
     launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
   fi
-  cmake -S "$root" -B "$build" -G Ninja -DPOCKET_BUILD_PYTHON=ON -DPOCKET_BUILD_TESTS=ON \
-    "${launcher[@]}" -Dpybind11_DIR="$(python3 -m pybind11 --cmakedir)" >/dev/null
+  (cd "$root" && cmake --preset dev -B "$build" "${launcher[@]}" \
+    -Dpybind11_DIR="$(python3 -m pybind11 --cmakedir)" >/dev/null)
   ninja -C "$build" > "$build/ninja.log" || { tail -30 "$build/ninja.log"; exit 1; }
 fi
 ls "$build"/_native*.so >/dev/null 2>&1 || { echo "no _native*.so in $build" >&2; exit 1; }

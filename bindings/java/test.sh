@@ -63,10 +63,10 @@ quiet_kotlinc() {  # kotlinc 1.3 on JDK 17 warns about -Xverify:none on every ru
 
 # ---------------------------------------------------------------- native libraries
 echo "==> CMake: libpocket + libpocket_jni in $build"
-cmake_args=(-S "$root" -B "$build" -G Ninja -DPOCKET_BUILD_JAVA=ON -DPOCKET_BUILD_TESTS=OFF -DJAVA_HOME="$java_home")
-[ -f "$build/CMakeCache.txt" ] || cmake_args+=(-DCMAKE_BUILD_TYPE=Release)
-[ $arm64 = 1 ] && cmake_args+=(-DCMAKE_TOOLCHAIN_FILE="$root/cmake/toolchains/aarch64-linux-gnu.cmake")
-cmake "${cmake_args[@]}" >"$build/configure.log" || { cat "$build/configure.log"; exit 1; }
+preset=java
+[ $arm64 = 1 ] && preset=java-aarch64
+(cd "$root" && cmake --preset $preset -B "$build" -DJAVA_HOME="$java_home") >"$build/configure.log" ||
+  { cat "$build/configure.log"; exit 1; }
 cmake --build "$build" --target pocket pocket_jni
 
 # ---------------------------------------------------------------- Java and Kotlin

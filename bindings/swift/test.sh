@@ -51,12 +51,11 @@ if [ -n "${POCKET_LIB_DIR:-}" ]; then
   ls "$POCKET_LIB_DIR"/libpocket.* >/dev/null 2>&1 || fail "no libpocket in $POCKET_LIB_DIR"
 else
   say "libpocket (CMake, $build)"
-  generator=()
-  command -v ninja >/dev/null 2>&1 && generator=(-G Ninja)
+  command -v ninja >/dev/null 2>&1 || fail "ninja not found (the CMake presets use it: apt-get install ninja-build, brew install ninja)"
   mkdir -p "$root/build"
   if [ ! -f "$build/CMakeCache.txt" ]; then
-    cmake -S "$root" -B "$build" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release -DPOCKET_BUILD_TESTS=OFF \
-      >"$root/build/swift.configure.log" 2>&1 || { cat "$root/build/swift.configure.log"; fail "cmake configure"; }
+    (cd "$root" && cmake --preset swift -B "$build") >"$root/build/swift.configure.log" 2>&1 ||
+      { cat "$root/build/swift.configure.log"; fail "cmake configure"; }
   fi
   cmake --build "$build" --target pocket || fail "building libpocket"
 fi
