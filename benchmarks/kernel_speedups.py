@@ -8,12 +8,18 @@ speedup column is portable time / optimized time at the same thread count.
 """
 
 import argparse
+import sys
 
 import numpy as np
 import torch
 
 import pocket.exporter.custom_ops  # noqa: F401  (registers torch.ops.pocket.*)
 from pocket import _native
+
+try:
+    from pocket._native_testing import time_kernel
+except ImportError:
+    sys.exit("pocket._native_testing is not built: scripts/setup.sh --test, or scripts/dev_build.sh")
 from pocket.exporter.quant.formats import WeightFormat, quantize
 
 
@@ -98,7 +104,7 @@ def main():
         for threads in args.threads:
             def t(table):
                 out = np.zeros(out_shape, dtype=np.float32)
-                return _native.time_kernel(op, nat, [out], table, threads, args.repeat) * 1e6
+                return time_kernel(op, nat, [out], table, threads, args.repeat) * 1e6
             base = t("portable")
             row = f"{name:48s} {threads:3d} {base:12.1f} "
             row += " ".join(f"{ms:14.1f} {base / ms:6.1f}" for ms in (t(s) for s in sets))

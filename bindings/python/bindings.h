@@ -1,5 +1,6 @@
-// What the sources of the pybind11 module pocket._native share: native.cpp defines the module
-// and PocketError raising; llm_bindings.cpp and runner_bindings.cpp add their classes to it.
+// What the sources of the pybind11 module pocket._native share: native.cpp defines the module;
+// llm_bindings.cpp and runner_bindings.cpp add their classes to it; shared.h (errors, numpy
+// arrays) is shared with the kernel test harness too.
 #pragma once
 
 #include <pybind11/pybind11.h>
@@ -8,14 +9,11 @@
 #include <string>
 
 #include "pocket/error.h"
+#include "shared.h"
 
 namespace pocket {
 class Tokenizer;
 }
-
-// Raises pocket.PocketError(code, status, message) (pocket/_errors.py); invalid UTF-8 in
-// `message` is replaced. Defined in native.cpp.
-[[noreturn]] void raise_pocket_error(pocket::Error e, const std::string& message);
 
 void bind_llm(pybind11::module_& m);     // llm_bindings.cpp: Tokenizer
 void bind_runner(pybind11::module_& m);  // runner_bindings.cpp: Runner, GenerationConfig, ...

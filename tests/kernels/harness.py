@@ -11,7 +11,7 @@ must be wrapped as floats([...]) / bools([...]); dtypes as dtype(torch.float32).
 import numpy as np
 import torch
 
-from pocket import _native
+from native_testing import run_kernel
 from pocket.exporter.emit import DTYPES as POCKET_DTYPES  # torch dtype -> program.fbs ScalarType
 
 
@@ -99,13 +99,13 @@ def run(name, args, expected):
     result of a symbolic-int op, returned as such)."""
     native_args = [to_native(a) for a in args]
     if isinstance(expected, (bool, int)):
-        return _native.run_kernel(name, native_args, [type(expected)()])[0]
+        return run_kernel(name, native_args, [type(expected)()])[0]
     outs = list(expected) if isinstance(expected, (tuple, list)) else [expected]
     buffers = [output_buffer(o) for o in outs]
     if returns_list(name):
-        got = _native.run_kernel(name, native_args, [buffers])[0]
+        got = run_kernel(name, native_args, [buffers])[0]
     else:
-        got = _native.run_kernel(name, native_args, buffers)
+        got = run_kernel(name, native_args, buffers)
     assert len(got) == len(outs), f"{name}: {len(got)} outputs, expected {len(outs)}"
     return [from_native(g, o) for g, o in zip(got, outs)]
 

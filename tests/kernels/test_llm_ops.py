@@ -16,7 +16,8 @@ import torch
 from harness import output_buffer, to_native
 
 import pocket.exporter.custom_ops  # noqa: F401  (registers torch.ops.pocket.*)
-from pocket import PocketError, _native
+from native_testing import run_kernel
+from pocket import PocketError
 from pocket.llm.models.rope import apply_rope, rope_tables
 
 TABLES = ["portable", "best"]
@@ -24,7 +25,7 @@ DIMS = [1, 3, 17, 63, 64, 576]
 
 
 def run(name, args, like, table="portable", threads=1):
-    out = _native.run_kernel(name, [to_native(a) for a in args], [output_buffer(like)], table, threads)[0]
+    out = run_kernel(name, [to_native(a) for a in args], [output_buffer(like)], table, threads)[0]
     return torch.from_numpy(np.array(out))
 
 

@@ -28,6 +28,7 @@ from harness import output_buffer, to_native
 import pocket
 import pocket.exporter.custom_ops  # noqa: F401  (registers torch.ops.pocket.*)
 from examples import models
+from native_testing import run_kernel
 from pocket import _native
 from pocket.exporter.quant.formats import WeightFormat, quantize
 from random_models import tiny_llm
@@ -52,7 +53,7 @@ SETS = kernel_sets()
 
 
 def run(name, args, like, table="portable", threads=1):
-    out = _native.run_kernel(name, [to_native(a) for a in args], [output_buffer(like)], table, threads)[0]
+    out = run_kernel(name, [to_native(a) for a in args], [output_buffer(like)], table, threads)[0]
     return torch.from_numpy(np.array(out))
 
 
@@ -312,7 +313,7 @@ def test_parallel_max_pool_matches_aten():
         want = torch.ops.aten.max_pool2d_with_indices(x, [k, k], [stride, stride], [pad, pad], [dil, dil], ceil)
         args = [x, [k, k], [stride, stride], [pad, pad], [dil, dil], ceil]
         for threads in (1, 2):
-            got = _native.run_kernel("aten::max_pool2d_with_indices", [to_native(a) for a in args],
+            got = run_kernel("aten::max_pool2d_with_indices", [to_native(a) for a in args],
                                      [output_buffer(w) for w in want], "portable", threads)
             for g, w in zip(got, want):
                 assert torch.equal(torch.from_numpy(np.array(g)), w), (k, stride, pad, dil, ceil, threads)

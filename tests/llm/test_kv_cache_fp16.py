@@ -9,7 +9,8 @@ import pytest
 import torch
 
 import pocket
-from pocket import PocketError, _native
+from native_testing import run_kernel as native_run_kernel
+from pocket import PocketError
 from pocket.describe import describe
 from pocket.llm.models import export_llm
 from pocket.llm.models.config import LlmConfig
@@ -23,8 +24,8 @@ LOGIT_TOL = 3e-3
 
 
 def run_kernel(name, args, like, table="portable", threads=1):
-    out = _native.run_kernel(name, [a.numpy() if isinstance(a, torch.Tensor) else a for a in args],
-                             [np.zeros(like.shape, dtype=like.numpy().dtype)], table, threads)[0]
+    out = native_run_kernel(name, [a.numpy() if isinstance(a, torch.Tensor) else a for a in args],
+                            [np.zeros(like.shape, dtype=like.numpy().dtype)], table, threads)[0]
     return torch.from_numpy(np.array(out))
 
 

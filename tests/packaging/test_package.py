@@ -405,6 +405,9 @@ def test_wheel_runs_a_program_without_torch(tmp_path):
         wheels = [os.path.join(os.environ["POCKET_DIST"], n) for n in os.listdir(os.environ["POCKET_DIST"])
                   if n.endswith(".whl")]
     assert len(wheels) == 1
+    with zipfile.ZipFile(wheels[0]) as zf:
+        natives = sorted(os.path.basename(n) for n in zf.namelist() if os.path.basename(n).startswith("_native"))
+    assert len(natives) == 1 and natives[0].startswith("_native."), f"the wheel ships test modules: {natives}"
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
     py = str(venv / "bin" / "python")
