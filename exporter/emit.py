@@ -18,7 +18,7 @@ import torch
 from torch.utils._sympy.value_ranges import bound_sympy
 
 from pocket.exporter.capture import MethodGraph
-from pocket.exporter.errors import ExportError, source_line
+from pocket.exporter.errors import ExportError, layer_name, source_line
 from pocket.exporter.ops import SYM_OPS, kernel_signature, op_name, split_name
 from pocket.exporter.supported_ops import SUPPORTED_OPS
 from pocket.fb.api import (BoolT, DoubleListT, DoubleT, Instruction, IntListT, IntT, KernelCallT,
@@ -57,6 +57,8 @@ class MethodEmitter:
         self.int_cache: dict[tuple, int] = {}
         self.operators: dict[str, int] = {}
         self.steps: list[StepT] = []
+        self.sources: dict[str, int] = {}   # source line -> index in Method.sources
+        self.layers: dict[str, int] = {}    # submodule -> index in Method.layers
         self.planned: list[int] = []        # value indices of arena tensors
 
     # ---- values -----------------------------------------------------------------------------
@@ -86,7 +88,7 @@ class MethodEmitter:
         """A 0-d int64 tensor holding a symbolic int computed at run time."""
         out = self.tensor(torch.empty((), dtype=torch.int64), f"tensor of {node.name}", Location.Arena)
         dtype = self.int_value(int(DTYPES[torch.int64]))
-        self.kernel("aten::scalar_tensor", [self.node_value[node], dtype, self.none(), self.none(), self.none(), out])
+        self.kernel("aten::scalar_tensor", [self.node_value[node], dtype, self.none(), self.none(), self.none(), out], node)
         return out
 
     def none(self) -> int:
@@ -149,6 +151,8 @@ class MethodEmitter:
         m.inputs = [self.node_value[n] for n in mg.inputs]
         m.outputs = outputs
         m.steps = self.steps
+        m.sources = list(self.sources)
+        m.layers = list(self.layers)
         m.operators = []
         for full in self.operators:
             op = OperatorT()
@@ -186,9 +190,13 @@ class MethodEmitter:
         mv.from_, mv.to = src, dst
         self.step(Instruction.Move, mv)
 
-    def step(self, kind: int, obj) -> None:
+    def step(self, kind: int, obj, node=None) -> None:
         s = StepT()
         s.instructionType, s.instruction = kind, obj
+        line = source_line(node, default="") if node is not None else ""
+        s.source = self.sources.setdefault(line, len(self.sources)) if line else -1
+        layer = layer_name(node) if node is not None else ""
+        s.layer = self.layers.setdefault(layer, len(self.layers)) if layer else -1
         self.steps.append(s)
 
     def call(self, node) -> None:
@@ -215,7 +223,7 @@ class MethodEmitter:
         flat_outs = []
         for o in outs:
             flat_outs.append(o[0] if isinstance(o, tuple) else o)
-        self.kernel(name, args + flat_outs)
+        self.kernel(name, args + flat_outs, node)
         if len(out_kinds) == 1:
             o = outs[0]
             self.node_value[node] = o[1] if isinstance(o, tuple) else o
@@ -260,11 +268,11 @@ class MethodEmitter:
         obj = IntT()
         return self.add_value(ValueKind.Int, obj)
 
-    def kernel(self, name: str, args: list[int]) -> None:
+    def kernel(self, name: str, args: list[int], node=None) -> None:
         call = KernelCallT()
         call.op = self.operators.setdefault(name, len(self.operators))
         call.args = args
-        self.step(Instruction.KernelCall, call)
+        self.step(Instruction.KernelCall, call, node)
 
     # ---- argument encoding by the kernel table's kind ------------------------------------------
 

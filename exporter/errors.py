@@ -7,7 +7,17 @@ class ExportError(ValueError):
     """A model could not be exported; the message names the op or value and its source line."""
 
 
-def source_line(node) -> str:
+def layer_name(node) -> str:
+    """'features.3.conv.0 (Conv2d)': the innermost submodule an fx node came from, "" at the top."""
+    stack = list((node.meta.get("nn_module_stack") or {}).values())
+    path, cls = stack[-1] if stack else ("", "")
+    if not path:
+        return ""
+    cls = cls.__name__ if isinstance(cls, type) else str(cls).rsplit(".", 1)[-1]
+    return f"{path} ({cls})"
+
+
+def source_line(node, default: str = "(source line unknown)") -> str:
     """'model.py:12 in forward: y = torch.foo(x)' for an fx node, from its stack trace.
 
     Picks the innermost frame outside torch itself, i.e. the user's line.
@@ -26,4 +36,4 @@ def source_line(node) -> str:
         func = line.split(", in ")[-1] if ", in " in line else "?"
         code = lines[i + 1].strip() if i + 1 < len(lines) else ""
         best = f"{os.path.basename(path)}:{lineno} in {func}: {code}"
-    return best or "(source line unknown)"
+    return best or default

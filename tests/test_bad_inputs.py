@@ -57,6 +57,25 @@ def test_unsupported_version(good_bytes):
     assert e.value.status == "UNSUPPORTED"
 
 
+def test_reads_format_version_1(good_bytes):
+    """Version 2 only dropped two instructions no exporter wrote: a version-1 file still runs."""
+    program, segments = unpack(good_bytes)
+    program.version = 1
+    data = bytearray(pack(program, segments))
+    struct.pack_into("<I", data, 8, 1)
+    x = np.ones((2, 4), np.float32)
+    np.testing.assert_array_equal(load_bytes(bytes(data)).forward(x), load_bytes(good_bytes).forward(x))
+
+
+@pytest.mark.parametrize("kind", [3, 4, 200], ids=["old_JumpFalse", "old_Free", "unknown"])
+def test_unknown_instruction_type(good_bytes, kind):
+    def edit(p):
+        p.methods[0].steps[0].instructionType = kind
+    with pytest.raises(PocketError, match=f"instruction 0: unknown instruction type {kind}") as e:
+        load_bytes(tampered(good_bytes, edit)).method_info()
+    assert e.value.status == "INVALID_PROGRAM"
+
+
 def test_corrupted_flatbuffer_never_crashes(good_bytes):
     fb_end = 32 + struct.unpack_from("<Q", good_bytes, 16)[0]
     failures = 0

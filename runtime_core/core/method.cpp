@@ -3,10 +3,23 @@
 #include "pocket/method.h"
 
 #include <cstring>
+#include <ctime>
 
 #include "method_step.h"
 
 namespace pocket {
+
+static uint64_t monotonic_ns() {
+  timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return static_cast<uint64_t>(t.tv_sec) * 1000000000u + static_cast<uint64_t>(t.tv_nsec);
+}
+
+void Method::set_profile(StepProfile* entries) {
+  profile_ = entries;
+  if (entries == nullptr) return;
+  for (size_t i = 0; i < steps_.size; ++i) entries[i] = StepProfile{steps_[i].op_name, steps_[i].source, steps_[i].layer, 0, 0};
+}
 
 Error Method::set_input(size_t i, const Tensor& t) {
   TensorSpec spec;
@@ -69,8 +82,9 @@ Error Method::execute() {
     if (v.is_tensor() && v.tensor.data == nullptr && v.tensor.numel() != 0)
       return diag_.fail(Error::InvalidArgument, "method '%s': input %zu was not set", name_, i);
   }
-  for (size_t pc = 0; pc < steps_.size;) {
+  for (size_t pc = 0; pc < steps_.size; ++pc) {
     const Step& s = steps_[pc];
+    const uint64_t start = profile_ != nullptr ? monotonic_ns() : 0;
     switch (s.kind) {
       case StepKind::Kernel: {
         diag_.clear();
@@ -83,7 +97,6 @@ Error Method::execute() {
           return diag_.fail(e, "method '%s' instruction %zu (%s): %s", name_, pc, s.op_name,
                             inner[0] ? inner : error_name(e));
         }
-        ++pc;
         break;
       }
       case StepKind::Move: {
@@ -93,15 +106,12 @@ Error Method::execute() {
           return diag_.fail(e, "method '%s' instruction %zu: move of value %u into value %u does not fit",
                             name_, pc, s.a, s.b);
         }
-        ++pc;
         break;
       }
-      case StepKind::JumpFalse:
-        pc = values_[s.a].b ? pc + 1 : s.b;
-        break;
-      case StepKind::Free:
-        ++pc;
-        break;
+    }
+    if (profile_ != nullptr) {
+      profile_[pc].calls += 1;
+      profile_[pc].nanoseconds += monotonic_ns() - start;
     }
   }
   unbind_inputs();

@@ -247,6 +247,20 @@ Error Method::load_values(const Program& program, const void* fbm, const MethodM
   return Error::Ok;
 }
 
+// *out = names[index] (a source line or a layer of step `pc`); index -1: none, "".
+static Error name_of(const char* method, uint32_t pc, const char* what,
+                     const flatbuffers::Vector<flatbuffers::Offset<flatbuffers::String>>* names, int32_t index,
+                     const char** out, Diag& diag) {
+  if (index < 0) return Error::Ok;
+  uint32_t n = names != nullptr ? names->size() : 0;
+  if (static_cast<uint32_t>(index) >= n)
+    return diag.fail(Error::InvalidProgram, "method '%s' instruction %u: %s %d out of range (%u of them)", method, pc,
+                     what, index, n);
+  const flatbuffers::String* name = names->Get(static_cast<uint32_t>(index));
+  *out = name != nullptr ? name->c_str() : "";
+  return Error::Ok;
+}
+
 Error Method::load_steps(const void* fbm, const MethodMemory& memory, Diag& diag) {
   const fb::Method* m = fb_method(fbm);
   Span<const KernelEntry> table = memory.kernels;
@@ -313,29 +327,16 @@ Error Method::load_steps(const void* fbm, const MethodMemory& memory, Diag& diag
                            "method '%s' instruction %u: cannot move value %u (%s) into value %u (%s)", name_,
                            pc, mv->from(), value_tag_name(from.tag), mv->to(), value_tag_name(to.tag));
         step = Step{StepKind::Move, mv->from(), mv->to()};
-        break;
-      }
-      case fb::Instruction::JumpFalse: {
-        auto* j = s->instruction_as_JumpFalse();
-        if (j->cond() >= values_.size || values_[j->cond()].tag != Value::Tag::Bool)
-          return diag.fail(Error::InvalidProgram, "method '%s' instruction %u: jump condition is not a bool value", name_, pc);
-        // Forward jumps only: a method always terminates.
-        if (j->target() <= pc || j->target() > n)
-          return diag.fail(Error::InvalidProgram, "method '%s' instruction %u: jump target %u must lie after it (at most %u)",
-                           name_, pc, j->target(), n);
-        step = Step{StepKind::JumpFalse, j->cond(), j->target()};
-        break;
-      }
-      case fb::Instruction::Free: {
-        auto* f = s->instruction_as_Free();
-        if (f->value() >= values_.size)
-          return diag.fail(Error::InvalidProgram, "method '%s' instruction %u: free of value %u out of range", name_, pc, f->value());
-        step = Step{StepKind::Free, f->value()};
+        step.op_name = "move";
         break;
       }
       default:
-        return diag.fail(Error::InvalidProgram, "method '%s' instruction %u: unknown instruction type", name_, pc);
+        return diag.fail(Error::InvalidProgram, "method '%s' instruction %u: unknown instruction type %u (this runtime runs KernelCall and Move)",
+                         name_, pc, static_cast<unsigned>(s->instruction_type()));
     }
+    Error e = name_of(name_, pc, "source", m->sources(), s->source(), &step.source, diag);
+    if (e == Error::Ok) e = name_of(name_, pc, "layer", m->layers(), s->layer(), &step.layer, diag);
+    if (e != Error::Ok) return e;
   }
   return Error::Ok;
 }

@@ -9,15 +9,17 @@
 
 namespace pocket {
 
-enum class StepKind : uint8_t { Kernel, Move, JumpFalse, Free };
+enum class StepKind : uint8_t { Kernel, Move };
 
 struct Step {
   StepKind kind;
-  uint32_t a = 0;  // Move: from; JumpFalse: cond; Free: value
-  uint32_t b = 0;  // Move: to; JumpFalse: target
+  uint32_t a = 0;  // Move: from
+  uint32_t b = 0;  // Move: to
   KernelFn fn = nullptr;
   Value** args = nullptr;
-  const char* op_name = nullptr;
+  const char* op_name = nullptr;  // "move" for a Move
+  const char* source = "";        // the model source line (Method.sources), "" when unknown
+  const char* layer = "";         // the model's submodule (Method.layers), "" when unknown
 };
 
 }  // namespace pocket

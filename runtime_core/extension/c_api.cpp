@@ -383,4 +383,31 @@ pk_status pk_module_load_fd(int fd, uint64_t offset, uint64_t length, pk_load_mo
 
 int pk_module_is_mapped(const pk_module* module) { return module && module->module->mapped() ? 1 : 0; }
 
+pk_status pk_module_set_profiling(pk_module* module, int enabled) {
+  if (module == nullptr) return fail(Error::InvalidArgument, "module is NULL");
+  return guarded([&] {
+    module->module->set_profiling(enabled != 0);
+    return ok();
+  });
+}
+
+pk_status pk_module_profile(pk_module* module, const char* method, pk_profile_entry* entries, size_t capacity,
+                            size_t* count) {
+  return guarded([&] {
+    if (module == nullptr) return fail(Error::InvalidArgument, "module is NULL");
+    if (method == nullptr) return fail(Error::InvalidArgument, "method name is NULL");
+    if (count == nullptr) return fail(Error::InvalidArgument, "count is NULL");
+    if (capacity > 0 && entries == nullptr) return fail(Error::InvalidArgument, "entries is NULL");
+    std::vector<pocket::StepProfile> profile;
+    std::string message;
+    Error e = module->module->profile(method, &profile, &message);
+    if (e != Error::Ok) return fail(e, message);
+    *count = profile.size();
+    for (size_t i = 0; i < profile.size() && i < capacity; ++i)
+      entries[i] = pk_profile_entry{profile[i].op, profile[i].source, profile[i].layer, profile[i].calls,
+                                    profile[i].nanoseconds};
+    return ok();
+  });
+}
+
 }  // extern "C"

@@ -140,8 +140,43 @@ Error Module::load_method(const std::string& name, Method** out, std::string* me
     *message = diag.message;
     return explain_refusal(e, message);
   }
+  if (profiling_) {
+    lm->profile.resize(lm->method.num_steps());
+    lm->method.set_profile(lm->profile.data());
+  }
   *out = &lm->method;
   methods_[name] = std::move(lm);
+  return Error::Ok;
+}
+
+void Module::set_profiling(bool on) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  profiling_ = on;
+  for (auto& entry : methods_) {
+    LoadedMethod& lm = *entry.second;
+    if (on)
+      lm.profile.assign(lm.method.num_steps(), StepProfile{});
+    else
+      std::vector<StepProfile>().swap(lm.profile);
+    lm.method.set_profile(on && !lm.profile.empty() ? lm.profile.data() : nullptr);
+  }
+}
+
+bool Module::profiling() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return profiling_;
+}
+
+Error Module::profile(const std::string& name, std::vector<StepProfile>* out, std::string* message) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (!profiling_) {
+    *message = "profiling is off: turn it on, run method '" + name + "', then read its profile";
+    return Error::InvalidArgument;
+  }
+  Method* m = nullptr;
+  Error e = load_method(name, &m, message);
+  if (e != Error::Ok) return e;
+  *out = methods_[name]->profile;
   return Error::Ok;
 }
 

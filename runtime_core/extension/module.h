@@ -24,6 +24,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "file_data.h"
 #include "heap_allocator.h"
@@ -78,12 +79,21 @@ class Module {
   // Restores every mutable buffer to its initial value (e.g. clears a KV cache).
   void reset_buffers();
 
+  // Profiling: while on, every execute() adds each instruction's calls and time to its method's
+  // profile (Method::set_profile). Turning it on clears the counts; off drops them.
+  void set_profiling(bool on);
+  bool profiling() const;
+  // A copy of method `name`'s profile: one entry per instruction in program order, counts zero
+  // until it runs. Fails with InvalidArgument while profiling is off.
+  Error profile(const std::string& name, std::vector<StepProfile>* out, std::string* message);
+
  private:
   struct LoadedMethod {
     explicit LoadedMethod(MemoryBudget* budget) : memory(budget), temp(budget) {}
     HeapAllocator memory;
     HeapAllocator temp;
     Method method;
+    std::vector<StepProfile> profile;  // while profiling
   };
 
   // The next three are called with mutex_ held.
@@ -105,6 +115,7 @@ class Module {
   std::unique_ptr<void*[]> buffers_;  // null until a method is loaded
   std::map<std::string, std::unique_ptr<LoadedMethod>> methods_;
   std::unique_ptr<ThreadPool> pool_;  // null: the calling thread only
+  bool profiling_ = false;
 };
 
 }  // namespace pocket

@@ -731,6 +731,14 @@ static void test_null_arguments(pk_module* m, const target* t) {
   pk_tensor* outputs[PK_IO_MAX_TENSORS] = {0};
   CHECK_STATUS(pk_module_execute(NULL, method, NULL, 0, outputs, t->io.n_outputs), PK_STATUS_INVALID_ARGUMENT, "NULL");
   CHECK_STATUS(pk_module_execute(m, NULL, NULL, 0, outputs, t->io.n_outputs), PK_STATUS_INVALID_ARGUMENT, "NULL");
+
+  size_t count = 0;
+  CHECK_STATUS(pk_module_set_profiling(NULL, 1), PK_STATUS_INVALID_ARGUMENT, "NULL");
+  CHECK_STATUS(pk_module_profile(NULL, method, NULL, 0, &count), PK_STATUS_INVALID_ARGUMENT, "NULL");
+  CHECK_STATUS(pk_module_set_profiling(m, 1), PK_STATUS_OK, NULL);
+  CHECK_STATUS(pk_module_profile(m, NULL, NULL, 0, &count), PK_STATUS_INVALID_ARGUMENT, "NULL");
+  CHECK_STATUS(pk_module_profile(m, "no_such_method", NULL, 0, &count), PK_STATUS_NOT_FOUND, "no_such_method");
+  CHECK_STATUS(pk_module_set_profiling(m, 0), PK_STATUS_OK, NULL);
 }
 
 /* ------------------------------------------------------------------ main ---------------- */

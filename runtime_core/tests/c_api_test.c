@@ -91,6 +91,37 @@ static void check_io_fits(pk_module* m, const char* name, const char* method, co
 }
 
 /* Runs `method` on the inputs of <name>.<method>.io and compares the outputs. */
+/* The last load kind runs with profiling on: after the method's one run, every instruction
+ * has one call, an op name and a source string. The other kinds run with it off, where
+ * reading a profile is an error. */
+static const int kProfiledLoad = kLoadKinds - 1;
+
+static void check_profile(pk_module* m, const char* file, const char* method, int how) {
+  size_t count = 0;
+  if (how != kProfiledLoad) {
+    CHECK_STATUS(pk_module_profile(m, method, NULL, 0, &count), PK_STATUS_INVALID_ARGUMENT, "profiling is off");
+    return;
+  }
+  CHECK_STATUS(pk_module_profile(m, method, NULL, 0, NULL), PK_STATUS_INVALID_ARGUMENT, "count is NULL");
+  CHECK_STATUS(pk_module_profile(m, method, NULL, 1, &count), PK_STATUS_INVALID_ARGUMENT, "entries is NULL");
+  if (!CHECK_STATUS(pk_module_profile(m, method, NULL, 0, &count), PK_STATUS_OK, NULL)) return;
+  if (!CHECK(count > 0, "%s: the profile has no instructions", file)) return;
+  pk_profile_entry* entries = (pk_profile_entry*)calloc(count, sizeof *entries);
+  size_t again = 0;
+  CHECK_STATUS(pk_module_profile(m, method, entries, count, &again), PK_STATUS_OK, NULL);
+  CHECK(again == count, "%s: profile of %zu entries, then %zu", file, count, again);
+  uint64_t ns = 0;
+  for (size_t i = 0; i < count; ++i) {
+    CHECK(entries[i].op != NULL && entries[i].op[0] != '\0' && entries[i].source != NULL && entries[i].layer != NULL,
+          "%s: profile entry %zu has no op, source or layer", file, i);
+    CHECK(entries[i].calls == 1, "%s: instruction %zu (%s) ran %llu times in one run", file, i,
+          entries[i].op ? entries[i].op : "?", (unsigned long long)entries[i].calls);
+    ns += entries[i].nanoseconds;
+  }
+  CHECK(ns > 0, "%s: the profiled run took 0 ns", file);
+  free(entries);
+}
+
 static void run_golden(pk_module* m, const char* name, const char* method, int how) {
   char file[512];
   snprintf(file, sizeof file, "%s.%s.io", name, method);
@@ -127,6 +158,7 @@ static void run_golden(pk_module* m, const char* name, const char* method, int h
   if (CHECK(s == PK_STATUS_OK, "%s via %s: execute failed: %s: %s", file, kLoadNames[how],
             pk_status_string(s), pk_last_error())) {
     ++g_methods_run;
+    check_profile(m, file, method, how);
     for (size_t i = 0; i < n_out; ++i) {
       char why[256] = "";
       CHECK(outputs[i] != NULL && pk_compare_tensor(outputs[i], &io.t[n_in + i], why, sizeof why),
@@ -171,6 +203,7 @@ static void check_program(const char* name) {
     n_methods = n;
     CHECK(pk_module_method_name(m, n) == NULL, "%s: method_name(%zu) is not NULL", name, n);
     CHECK_STATUS(pk_module_set_num_threads(m, 1), PK_STATUS_OK, NULL);
+    if (how == kProfiledLoad) CHECK_STATUS(pk_module_set_profiling(m, 1), PK_STATUS_OK, NULL);
     check_metadata(m, name);
     for (size_t i = 0; i < n; ++i) {
       const char* method = pk_module_method_name(m, i);

@@ -143,6 +143,23 @@ class Module:
         """Restores mutable buffers (e.g. a KV cache) to their initial values."""
         self._native.reset_buffers()
 
+    def set_profiling(self, on: bool) -> None:
+        """From now on (True) every run times each instruction, counts cleared; False stops."""
+        self._native.set_profiling(bool(on))
+
+    def profile(self, method: str = "forward") -> list[dict]:
+        """Per instruction of `method`, in the order they run, since profiling was turned on:
+        {"op", "layer" (the model's submodule, "features.3.conv.0 (Conv2d)"), "source" (the
+        model's source line), "calls", "ms"}; layer and source are "" when unknown.
+
+            m.set_profiling(True)
+            m.forward(x)
+            print(pocket.profile.format_profile(m.profile()))
+
+        Raises PocketError INVALID_ARGUMENT while profiling is off."""
+        return [dict(op=op, layer=layer, source=source, calls=calls, ms=ns / 1e6)
+                for op, source, layer, calls, ns in self._native.profile(method)]
+
     def __repr__(self) -> str:
         return f"pocket.Module(methods={self.method_names})"
 

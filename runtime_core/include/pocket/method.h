@@ -49,6 +49,15 @@ struct TensorSpec {
   int64_t max_sizes[kMaxDim] = {0};
 };
 
+// One instruction's share of the runs since profiling began (Method::set_profile).
+struct StepProfile {
+  const char* op = nullptr;      // "aten::convolution" ("move" for a copy between values)
+  const char* source = nullptr;  // its model source line, "net.py:12 in forward: y = self.conv(x)"; "" if unknown
+  const char* layer = nullptr;   // its model submodule, "features.3.conv.0 (Conv2d)"; "" if unknown
+  uint64_t calls = 0;
+  uint64_t nanoseconds = 0;      // in all calls
+};
+
 struct Step;  // a decoded instruction (core/method_step.h)
 
 class Method {
@@ -77,6 +86,14 @@ class Method {
   // Threads for the kernels from the next execute() on (nullptr: the calling thread only).
   void set_thread_pool(ThreadPool* pool) { threads_ = pool; }
 
+  // Instructions, in the order execute() runs them.
+  size_t num_steps() const { return steps_.size; }
+  // Profiling: with `entries` (num_steps() of them, the caller's memory, kept until profiling
+  // stops), names each entry's op and source, zeroes its counts, and from then on every
+  // execute() adds each instruction's call and time (a monotonic clock read around it) to its
+  // entry. nullptr stops.
+  void set_profile(StepProfile* entries);
+
   // Message of the last failed set_input/execute.
   const char* error_message() const { return diag_.message; }
 
@@ -96,6 +113,7 @@ class Method {
   Span<uint64_t> arena_sizes_;
   MemoryAllocator* temp_ = nullptr;
   ThreadPool* threads_ = nullptr;
+  StepProfile* profile_ = nullptr;
   Diag diag_;
 };
 

@@ -230,6 +230,32 @@ PK_API pk_status pk_module_load_fd(int fd, uint64_t offset, uint64_t length, pk_
  * program was read or copied into memory (or module is NULL). */
 PK_API int pk_module_is_mapped(const pk_module* module);
 
+/* ---------------------------------------------------------------- profiling */
+
+/* One instruction of a method, and its share of the runs since profiling was turned on. */
+typedef struct pk_profile_entry {
+  const char* op;       /* "aten::convolution" ("move": a copy between values); lives as long as the module */
+  const char* source;   /* the model's source line it came from, "net.py:12 in forward: y = self.conv(x)";
+                           "" when the file does not say; lives as long as the module */
+  const char* layer;    /* the model's submodule it came from, "features.3.conv.0 (Conv2d)"; "" when the
+                           file does not say (or at the top level); lives as long as the module */
+  uint64_t calls;
+  uint64_t nanoseconds; /* in all calls */
+} pk_profile_entry;
+
+/* enabled != 0: from now on every pk_module_execute() times each instruction it runs (a
+ * monotonic clock read around it), counts cleared; 0: stops and drops the counts. Off by
+ * default. */
+PK_API pk_status pk_module_set_profiling(pk_module* module, int enabled);
+
+/* Copies method's profile, one entry per instruction in the order they run, into `entries`
+ * (up to `capacity` of them; entries may be NULL when capacity is 0) and sets *count to the
+ * method's number of instructions: call with capacity 0 to size the array. Aggregate the
+ * entries by op, layer or source line to find the slow parts (`pocket run --profile` does).
+ * INVALID_ARGUMENT while profiling is off. */
+PK_API pk_status pk_module_profile(pk_module* module, const char* method, pk_profile_entry* entries,
+                                   size_t capacity, size_t* count);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

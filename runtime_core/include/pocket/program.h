@@ -18,7 +18,7 @@ namespace pocket {
 constexpr char kMagic[8] = {'P', 'O', 'C', 'K', 'E', 'T', 'P', 'G'};
 constexpr uint32_t kHeaderSize = 32;
 constexpr uint32_t kMinFormatVersion = 1;  // see schema/COMPATIBILITY.md
-constexpr uint32_t kMaxFormatVersion = 1;
+constexpr uint32_t kMaxFormatVersion = 2;
 constexpr size_t kDataAlignment = 16;      // `data` passed to load() must be this aligned
 
 class Program {

@@ -61,12 +61,6 @@ struct KernelCallBuilder;
 struct Move;
 struct MoveBuilder;
 
-struct JumpFalse;
-struct JumpFalseBuilder;
-
-struct Free;
-struct FreeBuilder;
-
 struct Step;
 struct StepBuilder;
 
@@ -290,37 +284,31 @@ enum class Instruction : uint8_t {
   NONE = 0,
   KernelCall = 1,
   Move = 2,
-  JumpFalse = 3,
-  Free = 4,
   MIN = NONE,
-  MAX = Free
+  MAX = Move
 };
 
-inline const Instruction (&EnumValuesInstruction())[5] {
+inline const Instruction (&EnumValuesInstruction())[3] {
   static const Instruction values[] = {
     Instruction::NONE,
     Instruction::KernelCall,
-    Instruction::Move,
-    Instruction::JumpFalse,
-    Instruction::Free
+    Instruction::Move
   };
   return values;
 }
 
 inline const char * const *EnumNamesInstruction() {
-  static const char * const names[6] = {
+  static const char * const names[4] = {
     "NONE",
     "KernelCall",
     "Move",
-    "JumpFalse",
-    "Free",
     nullptr
   };
   return names;
 }
 
 inline const char *EnumNameInstruction(Instruction e) {
-  if (flatbuffers::IsOutRange(e, Instruction::NONE, Instruction::Free)) return "";
+  if (flatbuffers::IsOutRange(e, Instruction::NONE, Instruction::Move)) return "";
   const size_t index = static_cast<size_t>(e);
   return EnumNamesInstruction()[index];
 }
@@ -335,14 +323,6 @@ template<> struct InstructionTraits<pocket::fb::KernelCall> {
 
 template<> struct InstructionTraits<pocket::fb::Move> {
   static const Instruction enum_value = Instruction::Move;
-};
-
-template<> struct InstructionTraits<pocket::fb::JumpFalse> {
-  static const Instruction enum_value = Instruction::JumpFalse;
-};
-
-template<> struct InstructionTraits<pocket::fb::Free> {
-  static const Instruction enum_value = Instruction::Free;
 };
 
 bool VerifyInstruction(flatbuffers::Verifier &verifier, const void *obj, Instruction type);
@@ -1254,103 +1234,13 @@ inline flatbuffers::Offset<Move> CreateMove(
   return builder_.Finish();
 }
 
-struct JumpFalse FLATBUFFERS_FINAL_CLASS : private flatbuffers::Table {
-  typedef JumpFalseBuilder Builder;
-  enum FlatBuffersVTableOffset FLATBUFFERS_VTABLE_UNDERLYING_TYPE {
-    VT_COND = 4,
-    VT_TARGET = 6
-  };
-  uint32_t cond() const {
-    return GetField<uint32_t>(VT_COND, 0);
-  }
-  uint32_t target() const {
-    return GetField<uint32_t>(VT_TARGET, 0);
-  }
-  bool Verify(flatbuffers::Verifier &verifier) const {
-    return VerifyTableStart(verifier) &&
-           VerifyField<uint32_t>(verifier, VT_COND, 4) &&
-           VerifyField<uint32_t>(verifier, VT_TARGET, 4) &&
-           verifier.EndTable();
-  }
-};
-
-struct JumpFalseBuilder {
-  typedef JumpFalse Table;
-  flatbuffers::FlatBufferBuilder &fbb_;
-  flatbuffers::uoffset_t start_;
-  void add_cond(uint32_t cond) {
-    fbb_.AddElement<uint32_t>(JumpFalse::VT_COND, cond, 0);
-  }
-  void add_target(uint32_t target) {
-    fbb_.AddElement<uint32_t>(JumpFalse::VT_TARGET, target, 0);
-  }
-  explicit JumpFalseBuilder(flatbuffers::FlatBufferBuilder &_fbb)
-        : fbb_(_fbb) {
-    start_ = fbb_.StartTable();
-  }
-  flatbuffers::Offset<JumpFalse> Finish() {
-    const auto end = fbb_.EndTable(start_);
-    auto o = flatbuffers::Offset<JumpFalse>(end);
-    return o;
-  }
-};
-
-inline flatbuffers::Offset<JumpFalse> CreateJumpFalse(
-    flatbuffers::FlatBufferBuilder &_fbb,
-    uint32_t cond = 0,
-    uint32_t target = 0) {
-  JumpFalseBuilder builder_(_fbb);
-  builder_.add_target(target);
-  builder_.add_cond(cond);
-  return builder_.Finish();
-}
-
-struct Free FLATBUFFERS_FINAL_CLASS : private flatbuffers::Table {
-  typedef FreeBuilder Builder;
-  enum FlatBuffersVTableOffset FLATBUFFERS_VTABLE_UNDERLYING_TYPE {
-    VT_VALUE = 4
-  };
-  uint32_t value() const {
-    return GetField<uint32_t>(VT_VALUE, 0);
-  }
-  bool Verify(flatbuffers::Verifier &verifier) const {
-    return VerifyTableStart(verifier) &&
-           VerifyField<uint32_t>(verifier, VT_VALUE, 4) &&
-           verifier.EndTable();
-  }
-};
-
-struct FreeBuilder {
-  typedef Free Table;
-  flatbuffers::FlatBufferBuilder &fbb_;
-  flatbuffers::uoffset_t start_;
-  void add_value(uint32_t value) {
-    fbb_.AddElement<uint32_t>(Free::VT_VALUE, value, 0);
-  }
-  explicit FreeBuilder(flatbuffers::FlatBufferBuilder &_fbb)
-        : fbb_(_fbb) {
-    start_ = fbb_.StartTable();
-  }
-  flatbuffers::Offset<Free> Finish() {
-    const auto end = fbb_.EndTable(start_);
-    auto o = flatbuffers::Offset<Free>(end);
-    return o;
-  }
-};
-
-inline flatbuffers::Offset<Free> CreateFree(
-    flatbuffers::FlatBufferBuilder &_fbb,
-    uint32_t value = 0) {
-  FreeBuilder builder_(_fbb);
-  builder_.add_value(value);
-  return builder_.Finish();
-}
-
 struct Step FLATBUFFERS_FINAL_CLASS : private flatbuffers::Table {
   typedef StepBuilder Builder;
   enum FlatBuffersVTableOffset FLATBUFFERS_VTABLE_UNDERLYING_TYPE {
     VT_INSTRUCTION_TYPE = 4,
-    VT_INSTRUCTION = 6
+    VT_INSTRUCTION = 6,
+    VT_SOURCE = 8,
+    VT_LAYER = 10
   };
   pocket::fb::Instruction instruction_type() const {
     return static_cast<pocket::fb::Instruction>(GetField<uint8_t>(VT_INSTRUCTION_TYPE, 0));
@@ -1365,17 +1255,19 @@ struct Step FLATBUFFERS_FINAL_CLASS : private flatbuffers::Table {
   const pocket::fb::Move *instruction_as_Move() const {
     return instruction_type() == pocket::fb::Instruction::Move ? static_cast<const pocket::fb::Move *>(instruction()) : nullptr;
   }
-  const pocket::fb::JumpFalse *instruction_as_JumpFalse() const {
-    return instruction_type() == pocket::fb::Instruction::JumpFalse ? static_cast<const pocket::fb::JumpFalse *>(instruction()) : nullptr;
+  int32_t source() const {
+    return GetField<int32_t>(VT_SOURCE, -1);
   }
-  const pocket::fb::Free *instruction_as_Free() const {
-    return instruction_type() == pocket::fb::Instruction::Free ? static_cast<const pocket::fb::Free *>(instruction()) : nullptr;
+  int32_t layer() const {
+    return GetField<int32_t>(VT_LAYER, -1);
   }
   bool Verify(flatbuffers::Verifier &verifier) const {
     return VerifyTableStart(verifier) &&
            VerifyField<uint8_t>(verifier, VT_INSTRUCTION_TYPE, 1) &&
            VerifyOffset(verifier, VT_INSTRUCTION) &&
            VerifyInstruction(verifier, instruction(), instruction_type()) &&
+           VerifyField<int32_t>(verifier, VT_SOURCE, 4) &&
+           VerifyField<int32_t>(verifier, VT_LAYER, 4) &&
            verifier.EndTable();
   }
 };
@@ -1388,14 +1280,6 @@ template<> inline const pocket::fb::Move *Step::instruction_as<pocket::fb::Move>
   return instruction_as_Move();
 }
 
-template<> inline const pocket::fb::JumpFalse *Step::instruction_as<pocket::fb::JumpFalse>() const {
-  return instruction_as_JumpFalse();
-}
-
-template<> inline const pocket::fb::Free *Step::instruction_as<pocket::fb::Free>() const {
-  return instruction_as_Free();
-}
-
 struct StepBuilder {
   typedef Step Table;
   flatbuffers::FlatBufferBuilder &fbb_;
@@ -1405,6 +1289,12 @@ struct StepBuilder {
   }
   void add_instruction(flatbuffers::Offset<void> instruction) {
     fbb_.AddOffset(Step::VT_INSTRUCTION, instruction);
+  }
+  void add_source(int32_t source) {
+    fbb_.AddElement<int32_t>(Step::VT_SOURCE, source, -1);
+  }
+  void add_layer(int32_t layer) {
+    fbb_.AddElement<int32_t>(Step::VT_LAYER, layer, -1);
   }
   explicit StepBuilder(flatbuffers::FlatBufferBuilder &_fbb)
         : fbb_(_fbb) {
@@ -1420,8 +1310,12 @@ struct StepBuilder {
 inline flatbuffers::Offset<Step> CreateStep(
     flatbuffers::FlatBufferBuilder &_fbb,
     pocket::fb::Instruction instruction_type = pocket::fb::Instruction::NONE,
-    flatbuffers::Offset<void> instruction = 0) {
+    flatbuffers::Offset<void> instruction = 0,
+    int32_t source = -1,
+    int32_t layer = -1) {
   StepBuilder builder_(_fbb);
+  builder_.add_layer(layer);
+  builder_.add_source(source);
   builder_.add_instruction(instruction);
   builder_.add_instruction_type(instruction_type);
   return builder_.Finish();
@@ -1509,7 +1403,9 @@ struct Method FLATBUFFERS_FINAL_CLASS : private flatbuffers::Table {
     VT_STEPS = 12,
     VT_OPERATORS = 14,
     VT_ARENAS = 16,
-    VT_METADATA = 18
+    VT_METADATA = 18,
+    VT_SOURCES = 20,
+    VT_LAYERS = 22
   };
   const flatbuffers::String *name() const {
     return GetPointer<const flatbuffers::String *>(VT_NAME);
@@ -1541,6 +1437,12 @@ struct Method FLATBUFFERS_FINAL_CLASS : private flatbuffers::Table {
   const flatbuffers::Vector<flatbuffers::Offset<pocket::fb::KeyValue>> *metadata() const {
     return GetPointer<const flatbuffers::Vector<flatbuffers::Offset<pocket::fb::KeyValue>> *>(VT_METADATA);
   }
+  const flatbuffers::Vector<flatbuffers::Offset<flatbuffers::String>> *sources() const {
+    return GetPointer<const flatbuffers::Vector<flatbuffers::Offset<flatbuffers::String>> *>(VT_SOURCES);
+  }
+  const flatbuffers::Vector<flatbuffers::Offset<flatbuffers::String>> *layers() const {
+    return GetPointer<const flatbuffers::Vector<flatbuffers::Offset<flatbuffers::String>> *>(VT_LAYERS);
+  }
   bool Verify(flatbuffers::Verifier &verifier) const {
     return VerifyTableStart(verifier) &&
            VerifyOffsetRequired(verifier, VT_NAME) &&
@@ -1563,6 +1465,12 @@ struct Method FLATBUFFERS_FINAL_CLASS : private flatbuffers::Table {
            VerifyOffset(verifier, VT_METADATA) &&
            verifier.VerifyVector(metadata()) &&
            verifier.VerifyVectorOfTables(metadata()) &&
+           VerifyOffset(verifier, VT_SOURCES) &&
+           verifier.VerifyVector(sources()) &&
+           verifier.VerifyVectorOfStrings(sources()) &&
+           VerifyOffset(verifier, VT_LAYERS) &&
+           verifier.VerifyVector(layers()) &&
+           verifier.VerifyVectorOfStrings(layers()) &&
            verifier.EndTable();
   }
 };
@@ -1595,6 +1503,12 @@ struct MethodBuilder {
   void add_metadata(flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<pocket::fb::KeyValue>>> metadata) {
     fbb_.AddOffset(Method::VT_METADATA, metadata);
   }
+  void add_sources(flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<flatbuffers::String>>> sources) {
+    fbb_.AddOffset(Method::VT_SOURCES, sources);
+  }
+  void add_layers(flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<flatbuffers::String>>> layers) {
+    fbb_.AddOffset(Method::VT_LAYERS, layers);
+  }
   explicit MethodBuilder(flatbuffers::FlatBufferBuilder &_fbb)
         : fbb_(_fbb) {
     start_ = fbb_.StartTable();
@@ -1616,8 +1530,12 @@ inline flatbuffers::Offset<Method> CreateMethod(
     flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<pocket::fb::Step>>> steps = 0,
     flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<pocket::fb::Operator>>> operators = 0,
     flatbuffers::Offset<flatbuffers::Vector<uint64_t>> arenas = 0,
-    flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<pocket::fb::KeyValue>>> metadata = 0) {
+    flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<pocket::fb::KeyValue>>> metadata = 0,
+    flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<flatbuffers::String>>> sources = 0,
+    flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<flatbuffers::String>>> layers = 0) {
   MethodBuilder builder_(_fbb);
+  builder_.add_layers(layers);
+  builder_.add_sources(sources);
   builder_.add_metadata(metadata);
   builder_.add_arenas(arenas);
   builder_.add_operators(operators);
@@ -1638,7 +1556,9 @@ inline flatbuffers::Offset<Method> CreateMethodDirect(
     const std::vector<flatbuffers::Offset<pocket::fb::Step>> *steps = nullptr,
     const std::vector<flatbuffers::Offset<pocket::fb::Operator>> *operators = nullptr,
     const std::vector<uint64_t> *arenas = nullptr,
-    std::vector<flatbuffers::Offset<pocket::fb::KeyValue>> *metadata = nullptr) {
+    std::vector<flatbuffers::Offset<pocket::fb::KeyValue>> *metadata = nullptr,
+    const std::vector<flatbuffers::Offset<flatbuffers::String>> *sources = nullptr,
+    const std::vector<flatbuffers::Offset<flatbuffers::String>> *layers = nullptr) {
   auto name__ = name ? _fbb.CreateString(name) : 0;
   auto values__ = values ? _fbb.CreateVector<flatbuffers::Offset<pocket::fb::Value>>(*values) : 0;
   auto inputs__ = inputs ? _fbb.CreateVector<uint32_t>(*inputs) : 0;
@@ -1647,6 +1567,8 @@ inline flatbuffers::Offset<Method> CreateMethodDirect(
   auto operators__ = operators ? _fbb.CreateVector<flatbuffers::Offset<pocket::fb::Operator>>(*operators) : 0;
   auto arenas__ = arenas ? _fbb.CreateVector<uint64_t>(*arenas) : 0;
   auto metadata__ = metadata ? _fbb.CreateVectorOfSortedTables<pocket::fb::KeyValue>(metadata) : 0;
+  auto sources__ = sources ? _fbb.CreateVector<flatbuffers::Offset<flatbuffers::String>>(*sources) : 0;
+  auto layers__ = layers ? _fbb.CreateVector<flatbuffers::Offset<flatbuffers::String>>(*layers) : 0;
   return pocket::fb::CreateMethod(
       _fbb,
       name__,
@@ -1656,7 +1578,9 @@ inline flatbuffers::Offset<Method> CreateMethodDirect(
       steps__,
       operators__,
       arenas__,
-      metadata__);
+      metadata__,
+      sources__,
+      layers__);
 }
 
 struct Segment FLATBUFFERS_FINAL_CLASS : private flatbuffers::Table {
@@ -2008,14 +1932,6 @@ inline bool VerifyInstruction(flatbuffers::Verifier &verifier, const void *obj, 
     }
     case Instruction::Move: {
       auto ptr = reinterpret_cast<const pocket::fb::Move *>(obj);
-      return verifier.VerifyTable(ptr);
-    }
-    case Instruction::JumpFalse: {
-      auto ptr = reinterpret_cast<const pocket::fb::JumpFalse *>(obj);
-      return verifier.VerifyTable(ptr);
-    }
-    case Instruction::Free: {
-      auto ptr = reinterpret_cast<const pocket::fb::Free *>(obj);
       return verifier.VerifyTable(ptr);
     }
     default: return true;

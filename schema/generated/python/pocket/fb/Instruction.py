@@ -6,8 +6,6 @@ class Instruction(object):
     NONE = 0
     KernelCall = 1
     Move = 2
-    JumpFalse = 3
-    Free = 4
 
 def InstructionCreator(unionType, table):
     from flatbuffers.table import Table
@@ -19,10 +17,4 @@ def InstructionCreator(unionType, table):
     if unionType == Instruction().Move:
         import pocket.fb.Move
         return pocket.fb.Move.MoveT.InitFromBuf(table.Bytes, table.Pos)
-    if unionType == Instruction().JumpFalse:
-        import pocket.fb.JumpFalse
-        return pocket.fb.JumpFalse.JumpFalseT.InitFromBuf(table.Bytes, table.Pos)
-    if unionType == Instruction().Free:
-        import pocket.fb.Free
-        return pocket.fb.Free.FreeT.InitFromBuf(table.Bytes, table.Pos)
     return None

@@ -216,7 +216,47 @@ class Method(object):
         o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(18))
         return o == 0
 
-def MethodStart(builder): builder.StartObject(8)
+    # Method
+    def Sources(self, j):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(20))
+        if o != 0:
+            a = self._tab.Vector(o)
+            return self._tab.String(a + flatbuffers.number_types.UOffsetTFlags.py_type(j * 4))
+        return ""
+
+    # Method
+    def SourcesLength(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(20))
+        if o != 0:
+            return self._tab.VectorLen(o)
+        return 0
+
+    # Method
+    def SourcesIsNone(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(20))
+        return o == 0
+
+    # Method
+    def Layers(self, j):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(22))
+        if o != 0:
+            a = self._tab.Vector(o)
+            return self._tab.String(a + flatbuffers.number_types.UOffsetTFlags.py_type(j * 4))
+        return ""
+
+    # Method
+    def LayersLength(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(22))
+        if o != 0:
+            return self._tab.VectorLen(o)
+        return 0
+
+    # Method
+    def LayersIsNone(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(22))
+        return o == 0
+
+def MethodStart(builder): builder.StartObject(10)
 def Start(builder):
     return MethodStart(builder)
 def MethodAddName(builder, name): builder.PrependUOffsetTRelativeSlot(0, flatbuffers.number_types.UOffsetTFlags.py_type(name), 0)
@@ -264,6 +304,18 @@ def AddMetadata(builder, metadata):
 def MethodStartMetadataVector(builder, numElems): return builder.StartVector(4, numElems, 4)
 def StartMetadataVector(builder, numElems):
     return MethodStartMetadataVector(builder, numElems)
+def MethodAddSources(builder, sources): builder.PrependUOffsetTRelativeSlot(8, flatbuffers.number_types.UOffsetTFlags.py_type(sources), 0)
+def AddSources(builder, sources):
+    return MethodAddSources(builder, sources)
+def MethodStartSourcesVector(builder, numElems): return builder.StartVector(4, numElems, 4)
+def StartSourcesVector(builder, numElems):
+    return MethodStartSourcesVector(builder, numElems)
+def MethodAddLayers(builder, layers): builder.PrependUOffsetTRelativeSlot(9, flatbuffers.number_types.UOffsetTFlags.py_type(layers), 0)
+def AddLayers(builder, layers):
+    return MethodAddLayers(builder, layers)
+def MethodStartLayersVector(builder, numElems): return builder.StartVector(4, numElems, 4)
+def StartLayersVector(builder, numElems):
+    return MethodStartLayersVector(builder, numElems)
 def MethodEnd(builder): return builder.EndObject()
 def End(builder):
     return MethodEnd(builder)
@@ -288,6 +340,8 @@ class MethodT(object):
         self.operators = None  # type: List[pocket.fb.Operator.OperatorT]
         self.arenas = None  # type: List[int]
         self.metadata = None  # type: List[pocket.fb.KeyValue.KeyValueT]
+        self.sources = None  # type: List[str]
+        self.layers = None  # type: List[str]
 
     @classmethod
     def InitFromBuf(cls, buf, pos):
@@ -359,6 +413,14 @@ class MethodT(object):
                 else:
                     keyValue_ = pocket.fb.KeyValue.KeyValueT.InitFromObj(method.Metadata(i))
                     self.metadata.append(keyValue_)
+        if not method.SourcesIsNone():
+            self.sources = []
+            for i in range(method.SourcesLength()):
+                self.sources.append(method.Sources(i))
+        if not method.LayersIsNone():
+            self.layers = []
+            for i in range(method.LayersLength()):
+                self.layers.append(method.Layers(i))
 
     # MethodT
     def Pack(self, builder):
@@ -420,6 +482,22 @@ class MethodT(object):
             for i in reversed(range(len(self.metadata))):
                 builder.PrependUOffsetTRelative(metadatalist[i])
             metadata = builder.EndVector()
+        if self.sources is not None:
+            sourceslist = []
+            for i in range(len(self.sources)):
+                sourceslist.append(builder.CreateString(self.sources[i]))
+            MethodStartSourcesVector(builder, len(self.sources))
+            for i in reversed(range(len(self.sources))):
+                builder.PrependUOffsetTRelative(sourceslist[i])
+            sources = builder.EndVector()
+        if self.layers is not None:
+            layerslist = []
+            for i in range(len(self.layers)):
+                layerslist.append(builder.CreateString(self.layers[i]))
+            MethodStartLayersVector(builder, len(self.layers))
+            for i in reversed(range(len(self.layers))):
+                builder.PrependUOffsetTRelative(layerslist[i])
+            layers = builder.EndVector()
         MethodStart(builder)
         if self.name is not None:
             MethodAddName(builder, name)
@@ -437,5 +515,9 @@ class MethodT(object):
             MethodAddArenas(builder, arenas)
         if self.metadata is not None:
             MethodAddMetadata(builder, metadata)
+        if self.sources is not None:
+            MethodAddSources(builder, sources)
+        if self.layers is not None:
+            MethodAddLayers(builder, layers)
         method = MethodEnd(builder)
         return method

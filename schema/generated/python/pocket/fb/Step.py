@@ -45,7 +45,21 @@ class Step(object):
             return obj
         return None
 
-def StepStart(builder): builder.StartObject(2)
+    # Step
+    def Source(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(8))
+        if o != 0:
+            return self._tab.Get(flatbuffers.number_types.Int32Flags, o + self._tab.Pos)
+        return -1
+
+    # Step
+    def Layer(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(10))
+        if o != 0:
+            return self._tab.Get(flatbuffers.number_types.Int32Flags, o + self._tab.Pos)
+        return -1
+
+def StepStart(builder): builder.StartObject(4)
 def Start(builder):
     return StepStart(builder)
 def StepAddInstructionType(builder, instructionType): builder.PrependUint8Slot(0, instructionType, 0)
@@ -54,12 +68,16 @@ def AddInstructionType(builder, instructionType):
 def StepAddInstruction(builder, instruction): builder.PrependUOffsetTRelativeSlot(1, flatbuffers.number_types.UOffsetTFlags.py_type(instruction), 0)
 def AddInstruction(builder, instruction):
     return StepAddInstruction(builder, instruction)
+def StepAddSource(builder, source): builder.PrependInt32Slot(2, source, -1)
+def AddSource(builder, source):
+    return StepAddSource(builder, source)
+def StepAddLayer(builder, layer): builder.PrependInt32Slot(3, layer, -1)
+def AddLayer(builder, layer):
+    return StepAddLayer(builder, layer)
 def StepEnd(builder): return builder.EndObject()
 def End(builder):
     return StepEnd(builder)
-import pocket.fb.Free
 import pocket.fb.Instruction
-import pocket.fb.JumpFalse
 import pocket.fb.KernelCall
 import pocket.fb.Move
 try:
@@ -72,7 +90,9 @@ class StepT(object):
     # StepT
     def __init__(self):
         self.instructionType = 0  # type: int
-        self.instruction = None  # type: Union[None, pocket.fb.KernelCall.KernelCallT, pocket.fb.Move.MoveT, pocket.fb.JumpFalse.JumpFalseT, pocket.fb.Free.FreeT]
+        self.instruction = None  # type: Union[None, pocket.fb.KernelCall.KernelCallT, pocket.fb.Move.MoveT]
+        self.source = -1  # type: int
+        self.layer = -1  # type: int
 
     @classmethod
     def InitFromBuf(cls, buf, pos):
@@ -92,6 +112,8 @@ class StepT(object):
             return
         self.instructionType = step.InstructionType()
         self.instruction = pocket.fb.Instruction.InstructionCreator(self.instructionType, step.Instruction())
+        self.source = step.Source()
+        self.layer = step.Layer()
 
     # StepT
     def Pack(self, builder):
@@ -101,5 +123,7 @@ class StepT(object):
         StepAddInstructionType(builder, self.instructionType)
         if self.instruction is not None:
             StepAddInstruction(builder, instruction)
+        StepAddSource(builder, self.source)
+        StepAddLayer(builder, self.layer)
         step = StepEnd(builder)
         return step

@@ -4,11 +4,9 @@ from pocket.fb.Bool import Bool, BoolT
 from pocket.fb.BoolList import BoolList, BoolListT
 from pocket.fb.Double import Double, DoubleT
 from pocket.fb.DoubleList import DoubleList, DoubleListT
-from pocket.fb.Free import Free, FreeT
 from pocket.fb.Instruction import Instruction
 from pocket.fb.Int import Int, IntT
 from pocket.fb.IntList import IntList, IntListT
-from pocket.fb.JumpFalse import JumpFalse, JumpFalseT
 from pocket.fb.KernelCall import KernelCall, KernelCallT
 from pocket.fb.KeyValue import KeyValue, KeyValueT
 from pocket.fb.Location import Location

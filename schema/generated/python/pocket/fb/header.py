@@ -19,7 +19,7 @@ import struct
 from typing import NamedTuple
 
 MAGIC = b"POCKETPG"
-FORMAT_VERSION = 1  # what the exporter writes
+FORMAT_VERSION = 2  # what the exporter writes
 HEADER = struct.Struct("<8sIIQQ")
 HEADER_SIZE = HEADER.size
 SEGMENT_ALIGN = 64
