@@ -1,7 +1,9 @@
 // aten::scatter.src(Tensor self, int dim, Tensor index, Tensor src) -> Tensor
 // aten::scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor
 // aten::scatter.reduce(Tensor self, int dim, Tensor index, Tensor src, *, str reduce) -> Tensor
+#include "convert.h"
 #include "scatter_util.h"
+#include "shape_util.h"
 
 namespace pocket {
 

@@ -3,6 +3,8 @@
 #include <cstring>
 #include <limits>
 
+#include "shape_util.h"
+
 #include "elementwise_util.h"
 
 namespace pocket {
