@@ -13,8 +13,9 @@ from pocket.fb.api import ProgramT, SegmentT
 from pocket.fb.header import FORMAT_VERSION, HEADER_SIZE, SEGMENT_ALIGN, pack_header
 
 
-def serialize(program: ProgramT, segments: list[bytes]) -> bytes:
-    program.version = FORMAT_VERSION
+def serialize(program: ProgramT, segments: list[bytes], version: int = FORMAT_VERSION) -> bytes:
+    """The file bytes; `version` (header and Program.version) is for tests of older readers."""
+    program.version = version
     program.segments = []
     offset = 0
     for data in segments:
@@ -26,7 +27,7 @@ def serialize(program: ProgramT, segments: list[bytes]) -> bytes:
     builder.Finish(program.Pack(builder), file_identifier=b"PKPG")
     fb = bytes(builder.Output())
     segment_base = _align(HEADER_SIZE + len(fb))
-    out = bytearray(pack_header(len(fb), segment_base))
+    out = bytearray(pack_header(len(fb), segment_base, version))
     out += fb
     out += b"\0" * (segment_base - len(out))
     for seg, data in zip(program.segments, segments):

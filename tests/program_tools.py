@@ -15,5 +15,5 @@ def unpack(data: bytes):
     return program, segments
 
 
-def pack(program, segments) -> bytes:
-    return serialize(program, segments)
+def pack(program, segments, **kwargs) -> bytes:
+    return serialize(program, segments, **kwargs)

@@ -60,11 +60,10 @@ def test_unsupported_version(good_bytes):
 def test_reads_format_version_1(good_bytes):
     """Version 2 only dropped two instructions no exporter wrote: a version-1 file still runs."""
     program, segments = unpack(good_bytes)
-    program.version = 1
-    data = bytearray(pack(program, segments))
-    struct.pack_into("<I", data, 8, 1)
+    data = pack(program, segments, version=1)
+    assert struct.unpack_from("<I", data, 8)[0] == 1
     x = np.ones((2, 4), np.float32)
-    np.testing.assert_array_equal(load_bytes(bytes(data)).forward(x), load_bytes(good_bytes).forward(x))
+    np.testing.assert_array_equal(load_bytes(data).forward(x), load_bytes(good_bytes).forward(x))
 
 
 @pytest.mark.parametrize("kind", [3, 4, 200], ids=["old_JumpFalse", "old_Free", "unknown"])
