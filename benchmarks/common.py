@@ -119,16 +119,21 @@ class LoadGuard:
 
     def __init__(self, max_load: float = 0.5, max_busy: float = 0.1, timeout_s: float = 600, wait: bool = True):
         self.max_load, self.max_busy, self.wait = max_load, max_busy, wait
-        self.deadline = time.monotonic() + timeout_s
+        # A budget of waiting, spent only while waiting: a run longer than timeout_s keeps its
+        # guard (a deadline from the start stopped guarding after the first timeout_s).
+        self.budget_s = timeout_s
         self.samples: list[tuple[float, float]] = []
         self.gave_up = False
 
     def before_run(self) -> None:
+        start = time.monotonic()
         while True:
             busy = _cpu_busy_fraction(0.5)
             load = os.getloadavg()[0]
             quiet = load < self.max_load and busy < self.max_busy
-            if quiet or not self.wait or time.monotonic() > self.deadline:
+            out_of_time = time.monotonic() - start > self.budget_s
+            if quiet or not self.wait or out_of_time:
+                self.budget_s = max(self.budget_s - (time.monotonic() - start), 0.0)
                 if not quiet and self.wait and not self.gave_up:
                     self.gave_up = True
                     print(f"machine still busy (load {load:.2f}, others {busy:.0%} CPU) after the idle "
@@ -141,10 +146,11 @@ class LoadGuard:
         if not self.samples:
             return "load not sampled"
         loads, busy = [s[0] for s in self.samples], [s[1] for s in self.samples]
-        quiet = all(lo < self.max_load and b < self.max_busy for lo, b in self.samples)
+        n_busy = sum(not (lo < self.max_load and b < self.max_busy) for lo, b in self.samples)
+        verdict = "idle" if n_busy == 0 else f"NOT idle: {n_busy} of {len(self.samples)} started on a busy machine"
         return (f"load seen before the {len(self.samples)} measurements: 1-min load {min(loads):.2f}–{max(loads):.2f}, "
                 f"other processes' CPU {min(busy):.0%}–{max(busy):.0%} "
-                f"({'idle' if quiet else 'NOT idle'}: limits load < {self.max_load}, CPU < {self.max_busy:.0%}"
+                f"({verdict}; limits load < {self.max_load}, CPU < {self.max_busy:.0%}"
                 f"{'' if self.wait else ', --no-wait'})")
 
 

@@ -8,6 +8,7 @@ import os
 import struct
 import subprocess
 import sys
+import time
 
 import numpy as np
 import pytest
@@ -92,6 +93,19 @@ def test_idle_wait_gives_up_at_its_timeout():
     guard = common.LoadGuard(max_load=-1, timeout_s=0)  # never idle
     guard.before_run()
     assert guard.gave_up and "NOT idle" in guard.summary()
+
+
+def test_idle_wait_is_a_budget_not_a_deadline():
+    """The timeout is time spent waiting, in all: a run longer than it still waits (a deadline
+    counted from the start stopped guarding a 40-minute run after its first 15)."""
+    guard = common.LoadGuard(max_load=-1, timeout_s=3)  # never idle
+    time.sleep(3.5)
+    t0 = time.monotonic()
+    guard.before_run()
+    assert time.monotonic() - t0 >= 2.5
+    t0 = time.monotonic()
+    guard.before_run()  # the budget is spent: measures at once
+    assert time.monotonic() - t0 < 2 and "2 of 2 started on a busy machine" in guard.summary()
 
 
 def test_machine_line_and_results_name():
