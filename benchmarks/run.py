@@ -1,6 +1,6 @@
-"""Pocket next to eager PyTorch and ExecuTorch+XNNPACK on the example models and on
-stories15M/110M-shaped LLMs, with 1 and 2 threads. ExecuTorch's LLM programs come from its llama
-recipe (see executorch_llama.py). Peers: `pip install -r benchmarks/requirements.txt`; an engine
+"""Pocket next to eager PyTorch and ExecuTorch+XNNPACK on the example models (fp32, and the CNNs
+static int8) and on stories15M/110M-shaped LLMs, with 1 and 2 threads. ExecuTorch's LLM programs
+come from its llama recipe (see executorch_llama.py). Peers: `pip install -r benchmarks/requirements.txt`; an engine
 that is not installed is left out (the header says so).
 
     python benchmarks/run.py       # the whole table -> benchmarks/results/<date>-<cpu kind>.md
@@ -31,7 +31,10 @@ import executorch_llama  # noqa: E402
 import common  # noqa: E402
 from common import DECODE, PROMPT, fmt_med_min, median_ms, peak_rss_mb, table  # noqa: E402
 
-CNN_MODELS = ["mlp", "resnet", "mobilenet_v2", "encoder"]
+# "-int8": static int8 (Pocket's quantize="int8"; ExecuTorch's XNNPACKQuantizer through pt2e),
+# both calibrated on the same CALIBRATION random inputs; eager runs the fp32 model.
+CNN_MODELS = ["mlp", "resnet", "mobilenet_v2", "encoder", "resnet-int8", "mobilenet_v2-int8"]
+CALIBRATION = 8
 LLM_MODELS = ["stories15M", "stories15M-8da4w", "stories110M", "stories110M-8da4w"]
 ENGINES = ["pocket", "eager", "executorch"]
 
@@ -41,7 +44,7 @@ def build(name: str):
     if name in CNN_MODELS:
         from examples import models
 
-        return getattr(models, name)()[:2]
+        return getattr(models, name.removesuffix("-int8"))()[:2]
     from llm_bench import make_model
 
     return make_model(name.split("-")[0]), None
@@ -59,9 +62,20 @@ def export_pocket(name: str, path: str) -> None:
         from pocket.llm.models import export_llm
 
         export_llm(model, quantize="8da4w" if name.endswith("8da4w") else None).save(path)
+    elif name.endswith("-int8"):
+        pocket.export(model, inputs, quantize="int8", calibration=calibration(inputs)).save(path)
+        np.savez(path + ".npz", *[x.numpy() for x in inputs])
     else:
         pocket.export(model, inputs).save(path)
         np.savez(path + ".npz", *[x.numpy() for x in inputs])
+
+
+def calibration(inputs) -> list:
+    """CALIBRATION random batches shaped like the example inputs (seeded: both engines get the same)."""
+    import torch
+
+    g = torch.Generator().manual_seed(0)
+    return [tuple(torch.randn(x.shape, generator=g, dtype=x.dtype) for x in inputs) for _ in range(CALIBRATION)]
 
 
 def export_executorch(name: str, path: str) -> None:
@@ -74,6 +88,17 @@ def export_executorch(name: str, path: str) -> None:
 
     model, inputs = build(name)
     ep = torch.export.export(model, inputs)
+    if name.endswith("-int8"):  # ExecuTorch's static int8 recipe: pt2e with the XNNPACK quantizer
+        from executorch.backends.xnnpack.quantizer.xnnpack_quantizer import (XNNPACKQuantizer,
+                                                                             get_symmetric_quantization_config)
+        from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
+
+        quantizer = XNNPACKQuantizer()
+        quantizer.set_global(get_symmetric_quantization_config())
+        prepared = prepare_pt2e(ep.module(), quantizer)
+        for batch in calibration(inputs):
+            prepared(*batch)
+        ep = torch.export.export(convert_pt2e(prepared), inputs)
     program = to_edge_transform_and_lower(ep, partitioner=[XnnpackPartitioner()]).to_executorch()
     with open(path, "wb") as f:
         f.write(program.buffer)
@@ -240,7 +265,9 @@ def main() -> None:
             "count / bytes a decode step reads (weights + KV cache); % = median tok/s / bound. "
             "ExecuTorch: XNNPACK delegate, its threadpool sized before loading; its RSS includes the torch libraries "
             "its bindings load. ExecuTorch LLM rows: export_llama (KV cache, sdpa_with_kv_cache, XNNPACK; -8da4w rows: "
-            f"{et_quant}). -8da4w rows: eager is the fp32 model.\n\n" + table(HEADERS, rows))
+            f"{et_quant}). -8da4w rows: eager is the fp32 model. -int8 rows: static int8 (Pocket quantize=\"int8\"; "
+            "ExecuTorch pt2e with XNNPACKQuantizer's symmetric config), both calibrated on the same "
+            f"{CALIBRATION} random batches; eager is the fp32 model.\n\n" + table(HEADERS, rows))
     common.write_results(text, args, "")
 
 
