@@ -14,8 +14,8 @@
 # Missing toolchains (javac, java, kotlinc, the JUnit jar; for --arm64 also the cross compiler
 # and qemu) skip the run with a message, except under CI=true, where they fail it.
 #
-# A BUILD_DIR that CMake already configured keeps its build type (e.g. the lsan-bindings
-# preset's). POCKET_JAVA_LAUNCHER, words put before `java` for the JUnit run, runs the tests
+# A new BUILD_DIR is configured with the `java` (`java-aarch64`) preset; one that CMake already
+# configured keeps its flags (e.g. the lsan-bindings preset's sanitizers). POCKET_JAVA_LAUNCHER, words put before `java` for the JUnit run, runs the tests
 # under a wrapper: scripts/lsan_bindings.sh uses `env LD_PRELOAD=libasan.so ...`.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -63,10 +63,15 @@ quiet_kotlinc() {  # kotlinc 1.3 on JDK 17 warns about -Xverify:none on every ru
 
 # ---------------------------------------------------------------- native libraries
 echo "==> CMake: libpocket + libpocket_jni in $build"
-preset=java
-[ $arm64 = 1 ] && preset=java-aarch64
-(cd "$root" && cmake --preset $preset -B "$build" -DJAVA_HOME="$java_home") >"$build/configure.log" ||
-  { cat "$build/configure.log"; exit 1; }
+if [ -f "$build/CMakeCache.txt" ]; then
+  # Configured before (by this script's preset, or another's such as lsan-bindings): keep its flags.
+  configure=(cmake -B "$build" -DPOCKET_BUILD_JAVA=ON -DJAVA_HOME="$java_home")
+else
+  preset=java
+  [ $arm64 = 1 ] && preset=java-aarch64
+  configure=(cmake --preset $preset -B "$build" -DJAVA_HOME="$java_home")
+fi
+(cd "$root" && "${configure[@]}") >"$build/configure.log" || { cat "$build/configure.log"; exit 1; }
 cmake --build "$build" --target pocket pocket_jni
 
 # ---------------------------------------------------------------- Java and Kotlin
