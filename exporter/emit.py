@@ -193,10 +193,9 @@ class MethodEmitter:
     def step(self, kind: int, obj, node=None) -> None:
         s = StepT()
         s.instructionType, s.instruction = kind, obj
-        line = source_line(node, default="") if node is not None else ""
-        s.source = self.sources.setdefault(line, len(self.sources)) if line else -1
-        layer = layer_name(node) if node is not None else ""
-        s.layer = self.layers.setdefault(layer, len(self.layers)) if layer else -1
+        if node is not None:  # moves the emitter adds come from no node: -1, unknown
+            s.source = _index_of(self.sources, source_line(node, default=""))
+            s.layer = _index_of(self.layers, layer_name(node))
         self.steps.append(s)
 
     def call(self, node) -> None:
@@ -391,6 +390,11 @@ def _finite_int(x) -> int | None:
         return int(x) if x.is_finite is not False else None
     except (TypeError, AttributeError, OverflowError):
         return None
+
+
+def _index_of(names: dict[str, int], name: str) -> int:
+    """name's index in `names` (added when new); -1 for "" (unknown)."""
+    return names.setdefault(name, len(names)) if name else -1
 
 
 def _kv(key: str, value: str) -> KeyValueT:

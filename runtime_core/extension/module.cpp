@@ -140,10 +140,7 @@ Error Module::load_method(const std::string& name, Method** out, std::string* me
     *message = diag.message;
     return explain_refusal(e, message);
   }
-  if (profiling_) {
-    lm->profile.resize(lm->method.num_steps());
-    lm->method.set_profile(lm->profile.data());
-  }
+  if (profiling_) start_profile(*lm);
   *out = &lm->method;
   methods_[name] = std::move(lm);
   return Error::Ok;
@@ -154,17 +151,18 @@ void Module::set_profiling(bool on) {
   profiling_ = on;
   for (auto& entry : methods_) {
     LoadedMethod& lm = *entry.second;
-    if (on)
-      lm.profile.assign(lm.method.num_steps(), StepProfile{});
-    else
+    if (on) {
+      start_profile(lm);
+    } else {
+      lm.method.set_profile(nullptr);
       std::vector<StepProfile>().swap(lm.profile);
-    lm.method.set_profile(on && !lm.profile.empty() ? lm.profile.data() : nullptr);
+    }
   }
 }
 
-bool Module::profiling() const {
-  std::lock_guard<std::mutex> lock(mutex_);
-  return profiling_;
+void Module::start_profile(LoadedMethod& lm) {
+  lm.profile.assign(lm.method.num_steps(), StepProfile{});
+  lm.method.set_profile(lm.profile.data());
 }
 
 Error Module::profile(const std::string& name, std::vector<StepProfile>* out, std::string* message) {

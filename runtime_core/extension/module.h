@@ -82,7 +82,6 @@ class Module {
   // Profiling: while on, every execute() adds each instruction's calls and time to its method's
   // profile (Method::set_profile). Turning it on clears the counts; off drops them.
   void set_profiling(bool on);
-  bool profiling() const;
   // A copy of method `name`'s profile: one entry per instruction in program order, counts zero
   // until it runs. Fails with InvalidArgument while profiling is off.
   Error profile(const std::string& name, std::vector<StepProfile>* out, std::string* message);
@@ -96,6 +95,8 @@ class Module {
     std::vector<StepProfile> profile;  // while profiling
   };
 
+  // Gives `lm` a zeroed profile, one entry per instruction, that its method counts into.
+  static void start_profile(LoadedMethod& lm);
   // The next three are called with mutex_ held.
   Error load_method(const std::string& name, Method** out, std::string* message);
   Error allocate_buffers(std::string* message);

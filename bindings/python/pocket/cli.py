@@ -36,7 +36,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--repeat", type=int, default=1, help="runs to time (median is reported)")
     p.add_argument("--threads", type=int, default=0, help="kernel threads (0 = default)")
     p.add_argument("--profile", action="store_true",
-                   help="time every instruction; print the time by op and by model source line")
+                   help="time every instruction; print the time by op, by model layer and by source line")
     p.set_defaults(run=_run)
 
     llm = sub.add_parser("llm", help="LLM tools").add_subparsers(dest="llm_command", required=True)
