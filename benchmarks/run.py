@@ -1,7 +1,7 @@
 """Pocket next to eager PyTorch and ExecuTorch+XNNPACK on the example models (fp32, and the CNNs
 static int8) and on stories15M/110M-shaped LLMs, with 1 and 2 threads. ExecuTorch's LLM programs
-come from its llama recipe (see executorch_llama.py). Peers: `pip install -r benchmarks/requirements.txt`; an engine
-that is not installed is left out (the header says so).
+come from its llama recipe (see executorch_llama.py). Peers: `pip install -r
+benchmarks/requirements.txt`; an engine that is not installed is left out (the header says so).
 
     python benchmarks/run.py       # the whole table -> benchmarks/results/<date>-<cpu kind>.md
     python benchmarks/run.py --models mobilenet_v2 stories15M-8da4w --threads 1 --runs 2 --no-save  # shorter
@@ -62,11 +62,9 @@ def export_pocket(name: str, path: str) -> None:
         from pocket.llm.models import export_llm
 
         export_llm(model, quantize="8da4w" if name.endswith("8da4w") else None).save(path)
-    elif name.endswith("-int8"):
-        pocket.export(model, inputs, quantize="int8", calibration=calibration(inputs)).save(path)
-        np.savez(path + ".npz", *[x.numpy() for x in inputs])
     else:
-        pocket.export(model, inputs).save(path)
+        quantized = {"quantize": "int8", "calibration": calibration(inputs)} if name.endswith("-int8") else {}
+        pocket.export(model, inputs, **quantized).save(path)
         np.savez(path + ".npz", *[x.numpy() for x in inputs])
 
 
