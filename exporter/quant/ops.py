@@ -13,6 +13,11 @@ within 1e-5 relative).
         xq = clamp(round(x / x_scale) + zp, -128, 127) (the division in float32, as torch divides
         a float32 tensor by a Python float); integer convolution of (xq - zp) with the int8
         weight; y = acc * x_scale * w_scales[c] + bias[c]
+    conv2d_q8_packed(x, weight, w_scales, bias, x_scale, x_zero_point, kernel_size, stride, padding,
+                     dilation, groups, out_min, out_max)
+        conv2d_q8 with the weight stored packed (pack_conv_weight: the layout the int8 dot-product
+        kernels read, so loading needs no copy), then y clamped to [out_min, out_max] (either may
+        be None): a ReLU or ReLU6 that followed the convolution
     x must be float32. NaN/inf activations are outside the contract (the kernels give finite
     garbage where these references give NaN).
 """
@@ -102,11 +107,56 @@ def conv2d_q8(x: Tensor, qweight: Tensor, w_scales: Tensor, bias: Optional[Tenso
     return y + bias[None, :, None, None] if bias is not None else y
 
 
-@conv2d_q8.register_fake
-def _(x, qweight, w_scales, bias, x_scale, x_zero_point, stride, padding, dilation, groups):
+def _conv_output(x, c_out, kernel_size, stride, padding, dilation):
     stride, padding, dilation = ([v[0], v[-1]] for v in (stride, padding, dilation))  # 1 or 2 values
     n, _, h, w = x.shape
-    kh, kw = qweight.shape[2], qweight.shape[3]
+    kh, kw = kernel_size
     oh = (h + 2 * padding[0] - dilation[0] * (kh - 1) - 1) // stride[0] + 1
     ow = (w + 2 * padding[1] - dilation[1] * (kw - 1) - 1) // stride[1] + 1
-    return x.new_empty((n, qweight.shape[0], oh, ow), dtype=torch.float32)
+    return x.new_empty((n, c_out, oh, ow), dtype=torch.float32)
+
+
+@conv2d_q8.register_fake
+def _(x, qweight, w_scales, bias, x_scale, x_zero_point, stride, padding, dilation, groups):
+    return _conv_output(x, qweight.shape[0], qweight.shape[2:], stride, padding, dilation)
+
+
+# pocket::conv2d_q8_packed's weight: (groups, blocks, taps, quads, 16, 4) int8, element
+# [g, b, t, q, j, u] = w[g * cout_g + 16 * b + j, 4 * q + u, t] (zero past cout_g or cin_g),
+# t = kh * kw_size + kw: per tap and quad of input channels, 16 output channels' 4 weights in
+# a row (a 512-bit VPDPBUSD operand, four 128-bit SDOT ones).
+PACK_LANES, PACK_QUAD = 16, 4
+
+
+def pack_conv_weight(qweight: Tensor, groups: int) -> Tensor:
+    """OIHW int8 (c_out, cin_g, kh, kw) -> the packed layout above."""
+    c_out, cin_g, kh, kw = qweight.shape
+    cout_g = c_out // groups
+    blocks, quads = -(-cout_g // PACK_LANES), -(-cin_g // PACK_QUAD)
+    w = torch.zeros(groups, blocks * PACK_LANES, quads * PACK_QUAD, kh * kw, dtype=torch.int8)
+    w[:, :cout_g, :cin_g] = qweight.reshape(groups, cout_g, cin_g, kh * kw)
+    w = w.reshape(groups, blocks, PACK_LANES, quads, PACK_QUAD, kh * kw)
+    return w.permute(0, 1, 5, 3, 2, 4).contiguous()
+
+
+def unpack_conv_weight(packed: Tensor, c_out: int, cin_g: int, kernel_size: list[int]) -> Tensor:
+    """The inverse of pack_conv_weight."""
+    groups, blocks, taps, quads, lanes, quad = packed.shape
+    w = packed.permute(0, 1, 4, 3, 5, 2).reshape(groups, blocks * lanes, quads * quad, taps)
+    return w[:, :c_out // groups, :cin_g].reshape(c_out, cin_g, *kernel_size)
+
+
+@torch.library.custom_op("pocket::conv2d_q8_packed", mutates_args=())
+def conv2d_q8_packed(x: Tensor, weight: Tensor, w_scales: Tensor, bias: Optional[Tensor], x_scale: float,
+                     x_zero_point: int, kernel_size: list[int], stride: list[int], padding: list[int],
+                     dilation: list[int], groups: int, out_min: Optional[float],
+                     out_max: Optional[float]) -> Tensor:
+    qweight = unpack_conv_weight(weight, w_scales.shape[0], x.shape[1] // groups, kernel_size)
+    y = conv2d_q8(x, qweight, w_scales, bias, x_scale, x_zero_point, stride, padding, dilation, groups)
+    return torch.clamp(y, out_min, out_max) if out_min is not None or out_max is not None else y
+
+
+@conv2d_q8_packed.register_fake
+def _(x, weight, w_scales, bias, x_scale, x_zero_point, kernel_size, stride, padding, dilation, groups, out_min,
+      out_max):
+    return _conv_output(x, w_scales.shape[0], kernel_size, stride, padding, dilation)

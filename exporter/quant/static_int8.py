@@ -1,5 +1,8 @@
-"""Static int8 for CNNs: every 2-d convolution becomes pocket::conv2d_q8 with per-channel int8
-weights and a per-tensor int8 quantization of its input, calibrated on user data.
+"""Static int8 for CNNs: every 2-d convolution becomes an int8 convolution with per-channel int8
+weights and a per-tensor int8 quantization of its input, calibrated on user data:
+pocket::conv2d_q8_packed (the weight stored in the int8 kernels' layout, a ReLU or ReLU6 that
+follows fused as an output clamp) where a group has at least 4 output channels, else
+pocket::conv2d_q8 (depthwise: a packed block of 16 channels would be mostly zeros).
 
 Why our own pass rather than PT2E's quantizer: the PT2E quantizers now live in torchao, whose
 releases pin their own torch versions, and their output (quantize/dequantize pairs around
@@ -36,16 +39,48 @@ def quantize_convolutions(mg, calibration: list[tuple]) -> int:
         w_scale = w.abs().flatten(1).amax(1) / 127.0
         w_scale = torch.where(w_scale == 0, torch.ones_like(w_scale), w_scale)
         qweight = torch.clamp(torch.round(w / w_scale[:, None, None, None]), -127, 127).to(torch.int8)
-        q_node = mg.add_constant(f"{conv.name}_qweight", qweight.contiguous())
         s_node = mg.add_constant(f"{conv.name}_wscale", w_scale.contiguous())
         x, _, bias, stride, padding, dilation, _, _, groups = conv.args
-        with mg.graph.inserting_after(conv):
-            new = mg.graph.call_function(torch.ops.pocket.conv2d_q8.default, (
-                x, q_node, s_node, bias, x_scale, zero_point, list(stride), list(padding), list(dilation), groups))
-        new.meta = dict(conv.meta)
-        conv.replace_all_uses_with(new)
-        mg.graph.erase_node(conv)
+        geometry = (list(stride), list(padding), list(dilation), groups)
+        if qweight.shape[0] // groups < MIN_PACKED_CHANNELS:
+            q_node = mg.add_constant(f"{conv.name}_qweight", qweight.contiguous())
+            target, replaced = torch.ops.pocket.conv2d_q8.default, conv
+            args = (x, q_node, s_node, bias, x_scale, zero_point, *geometry)
+        else:
+            packed = mg.add_constant(f"{conv.name}_qpacked", ops.pack_conv_weight(qweight, groups))
+            replaced, (lo, hi) = _fused_activation(conv)
+            target = torch.ops.pocket.conv2d_q8_packed.default
+            args = (x, packed, s_node, bias, x_scale, zero_point, list(qweight.shape[2:]), *geometry, lo, hi)
+        with mg.graph.inserting_after(replaced):
+            new = mg.graph.call_function(target, args)
+        new.meta = {**conv.meta, "val": replaced.meta.get("val")}
+        replaced.replace_all_uses_with(new)
+        for node in ([replaced, conv] if replaced is not conv else [conv]):
+            mg.graph.erase_node(node)
     return len(convs)
+
+
+# Output channels per group from which the packed kernels pay (as conv_q8.cpp's driver).
+MIN_PACKED_CHANNELS = 4
+
+
+def _fused_activation(conv) -> tuple:
+    """(the node the int8 convolution replaces, (out_min, out_max)): a ReLU, ReLU6 (hardtanh) or
+    constant clamp that is the convolution's only user is fused into it."""
+    users = list(conv.users)
+    if len(users) != 1 or users[0].op != "call_function" or users[0].args[0] is not conv:
+        return conv, (None, None)
+    act, rest = users[0], users[0].args[1:]
+    if act.target is aten.relu.default:
+        return act, (0.0, None)
+    bounds = None
+    if act.target is aten.hardtanh.default:
+        bounds = (rest + (-1.0, 1.0)[len(rest):])[:2]
+    elif act.target is aten.clamp.default:
+        bounds = (rest + (None, None)[len(rest):])[:2]
+    if bounds is None or not all(b is None or isinstance(b, (int, float)) for b in bounds):
+        return conv, (None, None)
+    return act, tuple(None if b is None else float(b) for b in bounds)
 
 
 def _eligible(node, mg) -> bool:

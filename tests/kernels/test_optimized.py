@@ -13,6 +13,8 @@ Tolerances:
   rope and swiglu use the same bound, Σ|terms| being the portable kernel on absolute inputs
   (for rope with sin signed so that both terms of each output add; swiglu's vectorized exp
   is within 2 ulp).
+- conv2d_q8, conv2d_q8_packed: integer sums are exact and scaled as the portable kernel
+  does: identical.
 - linear_q with int8 activations: integer sums are exact and scaled in double, so
   |difference| <= 1e-6 * (|portable| + Σ|terms|); on inputs whose scales are all 1 the
   results are integers and must be identical.
@@ -31,6 +33,7 @@ from examples import models
 from native_testing import run_kernel
 from pocket import _native
 from pocket.exporter.quant.formats import WeightFormat, quantize
+from pocket.exporter.quant.ops import pack_conv_weight
 from random_models import tiny_llm
 
 CANDIDATES = ["avx2_fma", "avx2_fma,avx512", "avx2_fma,avx512,avx512_vnni", "neon", "neon,dotprod",
@@ -227,12 +230,57 @@ def linear_q_magnitude(args):
     return mag + (bias.abs() if bias is not None else 0)
 
 
+# (batch, c_in, c_out, h, w, kernel (h, w), stride, padding, dilation, groups, zero point):
+# channels per group that are not a multiple of any step (3, 5, 7) or tile (17, 33, 40),
+# positions not a multiple of a tile, the extreme zero points, padding wider than the
+# kernel, a kernel covering the input, K = 2304; groups of fewer than 4 output channels run
+# the portable kernel in every set.
+CONV_Q8 = [
+    (1, 3, 16, 23, 29, (7, 7), 2, 3, 1, 1, 0), (2, 5, 17, 9, 11, (3, 3), 1, 1, 1, 1, -128),
+    (1, 8, 33, 13, 10, (3, 3), 2, 1, 1, 1, 127), (1, 7, 40, 6, 9, (1, 1), 1, 0, 1, 1, 37),
+    (1, 16, 24, 11, 12, (3, 2), (2, 1), (2, 0), (2, 1), 1, -5), (2, 12, 8, 7, 9, (3, 3), 1, 1, 1, 2, 3),
+    (1, 32, 64, 10, 10, (3, 3), 2, 1, 1, 4, -20), (1, 256, 8, 5, 6, (3, 3), 1, 1, 1, 1, 11),
+    (1, 4, 4, 3, 5, (3, 3), 1, 3, 1, 1, 0), (1, 3, 9, 4, 4, (4, 4), 1, 0, 1, 1, 100),
+    (1, 6, 6, 9, 9, (3, 3), 1, 1, 1, 6, 2), (1, 4, 8, 9, 9, (3, 3), 2, 1, 1, 4, -1),
+]
+
+
+def conv2d_q8_cases():
+    for n, cin, cout, h, w, k, s, p, d, g, zp in CONV_Q8:
+        x = torch.randn(n, cin, h, w) * 2 + 0.3
+        x.view(-1)[::7] *= 40  # saturates both ends
+        qweight = torch.randint(-128, 128, (cout, cin // g, *k), dtype=torch.int8)
+        scales = torch.rand(cout) * 0.02 + 1e-3
+        pair = lambda v: list(v) if isinstance(v, tuple) else [v, v]  # noqa: E731
+        args = [x, qweight, scales, torch.randn(cout) if (cin + zp) % 2 else None, 0.031, zp, pair(s), pair(p),
+                pair(d), g]
+        oh = (h + 2 * pair(p)[0] - pair(d)[0] * (k[0] - 1) - 1) // pair(s)[0] + 1
+        ow = (w + 2 * pair(p)[1] - pair(d)[1] * (k[1] - 1) - 1) // pair(s)[1] + 1
+        yield args, torch.empty(n, cout, oh, ow)
+    x = torch.randn(1, 9, 10, 6).permute(0, 3, 1, 2)  # channels-last storage: strided
+    yield [x, torch.randint(-127, 128, (8, 6, 3, 3), dtype=torch.int8), torch.rand(8) * 0.01 + 1e-3, None, 0.02, 0,
+           [1, 1], [1, 1], [1, 1], 1], torch.empty(1, 8, 9, 10)
+
+
+def conv2d_q8_packed_cases():
+    """The conv2d_q8 cases with the weight packed and output clamps (none, ReLU, ReLU6, one
+    bound inverted: torch gives out_max everywhere)."""
+    bounds = [(None, None), (0.0, None), (0.0, 6.0), (None, -0.5), (1.0, -1.0)]
+    for i, (args, like) in enumerate(conv2d_q8_cases()):
+        x, qweight, scales, bias, x_scale, zp, stride, padding, dilation, g = args
+        packed = pack_conv_weight(qweight, g)
+        yield [x, packed, scales * 20, bias, x_scale, zp, list(qweight.shape[2:]), stride, padding, dilation, g,
+               *bounds[i % len(bounds)]], like
+
+
 CASES = {
     "aten::linear": linear_cases,
     "aten::mm": mm_cases,
     "aten::bmm": bmm_cases,
     "aten::addmm": addmm_cases,
     "aten::convolution": convolution_cases,
+    "pocket::conv2d_q8": conv2d_q8_cases,
+    "pocket::conv2d_q8_packed": conv2d_q8_packed_cases,
     "pocket::linear_q": linear_q_cases,
     "pocket::sdpa": sdpa_cases,
     "pocket::rms_norm": rms_norm_cases,
@@ -262,6 +310,8 @@ def test_optimized_matches_portable(op, table):
             check(op, args, like, table, run(op, args[:2] + [args[2].abs()] + args[3:], like), 1e-5)
         elif op == "pocket::rope":
             check(op, args, like, table, rope_magnitude(args), 1e-5)
+        elif op in ("pocket::conv2d_q8", "pocket::conv2d_q8_packed"):
+            check(op, args, like, table, 0, 0)
         else:
             check_float(op, args, like, table)
 

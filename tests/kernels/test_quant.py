@@ -9,7 +9,8 @@ Tolerances:
 - fp32 activations (act_mode 0): the kernel dequantizes exactly like the reference but sums
   K float32 products in a different order than ATen's GEMM: differences of a few ulp of the
   partial sums (~1e-6 for these shapes) -> rtol 1e-5, atol 1e-5 (1e-4 for K = 512).
-- embedding_q and conv2d_q8 are exact (same float32 / double operations, exact integer sums).
+- embedding_q, conv2d_q8 and conv2d_q8_packed are exact (same float32 / double operations,
+  exact integer sums).
 """
 
 import pytest
@@ -19,6 +20,7 @@ from harness import check
 import pocket.exporter.custom_ops  # noqa: F401  (registers torch.ops.pocket.*)
 from pocket import PocketError
 from pocket.exporter.quant.formats import WeightFormat, quantize
+from pocket.exporter.quant.ops import pack_conv_weight, unpack_conv_weight
 
 torch.manual_seed(0)
 
@@ -258,7 +260,7 @@ def test_conv2d_q8_errors():
 
     fails({0: args[0].double()}, r"conv2d_q8: x has dtype float64, expected float32")
     fails({1: args[1].float()}, r"conv2d_q8: qweight has dtype float32, expected int8")
-    fails({0: args[0][0]}, r"conv2d_q8: x \[4, 6, 6\] and qweight \[2, 4, 3, 3\] must both be 4-d")
+    fails({0: args[0][0]}, r"conv2d_q8: x \[4, 6, 6\] and qweight \[2, 4, 3, 3\] must be 4-d \(NCHW\) and 4-d \(OIHW\)")
     fails({9: 2}, r"conv2d_q8: x has 4 channels and qweight \[2, 4, \.\.\.\]; with groups 2")
     fails({5: 200}, r"conv2d_q8: x_zero_point is 200, expected -128 to 127")
     fails({4: 0.0}, r"conv2d_q8: x_scale is 0, expected a positive finite float32")
@@ -266,3 +268,57 @@ def test_conv2d_q8_errors():
     fails({3: torch.randn(3)}, r"conv2d_q8: bias has shape \[3\], expected \[2\]")
     fails({6: [0, 1]}, r"conv2d_q8: stride\[0\] is 0")
     fails({0: torch.randn(1, 4, 2, 2)}, r"conv2d_q8: height: input size 2, kernel size 3")
+
+
+# ---- conv2d_q8_packed: conv2d_q8 with the weight in the int8 kernels' layout, and a clamp
+
+
+def packed_args(args, out_min=None, out_max=None):
+    x, qweight, w_scales, bias, x_scale, zp, stride, padding, dilation, groups = args
+    return [x, pack_conv_weight(qweight, groups), w_scales, bias, x_scale, zp, list(qweight.shape[2:]), stride,
+            padding, dilation, groups, out_min, out_max]
+
+
+def test_pack_conv_weight_round_trip():
+    for c_out, cin_g, k, groups in [(40, 6, (3, 2), 1), (34, 3, (1, 1), 2), (6, 1, (5, 5), 3), (16, 4, (3, 3), 1)]:
+        w = torch.randint(-128, 128, (c_out, cin_g, *k), dtype=torch.int8)
+        packed = pack_conv_weight(w, groups)
+        assert packed.shape == (groups, -(-(c_out // groups) // 16), k[0] * k[1], -(-cin_g // 4), 16, 4)
+        assert torch.equal(unpack_conv_weight(packed, c_out, cin_g, list(k)), w)
+        # element [g, b, t, q, j, u] = w[g * cout_g + 16 b + j, 4 q + u, t]
+        cout_g = c_out // groups
+        g, oc, c, t = groups - 1, cout_g - 1, cin_g - 1, k[0] * k[1] - 1
+        got = packed[g, oc // 16, t, c // 4, oc % 16, c % 4]
+        assert got == w[g * cout_g + oc, c].flatten()[t]
+
+
+@pytest.mark.parametrize("shape,c_out,k,stride,padding,dilation,groups", CONV2D_CASES)
+@pytest.mark.parametrize("bounds", [(None, None), (0.0, None), (0.0, 6.0), (-0.25, 0.5)])
+def test_conv2d_q8_packed(shape, c_out, k, stride, padding, dilation, groups, bounds):
+    plain_args = conv_args(shape, c_out, k, stride, padding, dilation, groups, True, -3)
+    args = packed_args(plain_args, *bounds)
+    expected = reference("conv2d_q8_packed", args)
+    check("pocket::conv2d_q8_packed", args, rtol=0, atol=0, expected=expected)
+    plain = reference("conv2d_q8", plain_args)
+    assert torch.equal(expected, plain.clamp(*bounds) if bounds != (None, None) else plain)
+
+
+def test_conv2d_q8_packed_errors():
+    args = packed_args(conv_args((1, 4, 6, 6), 2, (3, 3), (1, 1), (0, 0), (1, 1), 1, True, 0))
+
+    def fails(changes, pattern):
+        a = list(args)
+        for i, v in changes.items():
+            a[i] = v
+        with pytest.raises(PocketError, match=pattern):
+            check("pocket::conv2d_q8_packed", a, expected=torch.empty(1, 2, 4, 4))
+
+    fails({1: args[1].float()}, r"conv2d_q8_packed: weight has dtype float32, expected int8")
+    fails({1: args[1][0]}, r"conv2d_q8_packed: x \[1, 4, 6, 6\] and weight \[1, 9, 1, 16, 4\] must be 4-d "
+                           r"\(NCHW\) and 6-d \(packed\)")
+    fails({6: [3, 2]}, r"conv2d_q8_packed: weight has shape \[1, 1, 9, 1, 16, 4\], expected \[1, 1, 6, 1, 16, 4\] "
+                       r"for 4 input and 2 output channels, groups 1 and a 3x2 kernel")
+    fails({10: 2, 2: args[2][:1], 3: None}, r"conv2d_q8_packed: x has 4 channels and w_scales 1 values; with groups 2")
+    fails({6: [0, 3]}, r"conv2d_q8_packed: kernel_size\[0\] is 0, expected 1 to")
+    fails({11: float("nan")}, r"conv2d_q8_packed: out_min is NaN, expected a number or None")
+    fails({5: -129}, r"conv2d_q8_packed: x_zero_point is -129, expected -128 to 127")

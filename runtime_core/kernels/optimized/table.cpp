@@ -1,12 +1,12 @@
 // Which optimized kernel serves which op on which CPU. Each op-level kernel is a driver
 // (gemm.cpp, conv.cpp, linear_q.cpp, sdpa.cpp) bound to the best microkernels of a set:
 //
-//   set         linear/mm/bmm/addmm  conv (1x1, im2col / dw 3x3)  linear_q (f32 / i8)       sdpa  rms_norm/rope/swiglu
-//   avx2        gemm avx2            gemm avx2 / dw avx2          avx2 / avx2               avx2  llm avx2
-//   avx512      gemm avx512          gemm avx512 / dw avx2        avx512 / avx2             avx2  llm avx2
-//   avx512vnni  gemm avx512          gemm avx512 / dw avx2        avx512 / avx512vnni       avx2  llm avx2
-//   neon        gemm neon            gemm neon / dw neon          neon / neon               neon  llm neon
-//   neondot     gemm neon            gemm neon / dw neon          neon / neondot            neon  llm neon
+//   set         linear/mm/bmm/addmm  conv (1x1, im2col / dw 3x3)  linear_q (f32 / i8)  conv2d_q8        sdpa  rms_norm/rope/swiglu
+//   avx2        gemm avx2            gemm avx2 / dw avx2          avx2 / avx2          i16 avx2         avx2  llm avx2
+//   avx512      gemm avx512          gemm avx512 / dw avx2        avx512 / avx2        i16 avx2         avx2  llm avx2
+//   avx512vnni  gemm avx512          gemm avx512 / dw avx2        avx512 / avx512vnni  i8 avx512vnni    avx2  llm avx2
+//   neon        gemm neon            gemm neon / dw neon          neon / neon          i16 neon         neon  llm neon
+//   neondot     gemm neon            gemm neon / dw neon          neon / neondot       i8 neondot       neon  llm neon
 #include <cstring>
 
 #include "optimized.h"
@@ -45,6 +45,14 @@ template <const GemmKernels& G, const LinearQF32Kernels& F, const LinearQI8Kerne
 Error linear_q_k(KernelContext& c, Value** a) {
   return linear_q_with(c, a, G, F, I);
 }
+template <const ConvQ8Kernels& Q>
+Error conv2d_q8_k(KernelContext& c, Value** a) {
+  return conv2d_q8_with(c, a, Q);
+}
+template <const ConvQ8Kernels& Q>
+Error conv2d_q8_packed_k(KernelContext& c, Value** a) {
+  return conv2d_q8_packed_with(c, a, Q);
+}
 template <const SdpaRowFn& R, const WidenHalfFn& W>
 Error sdpa_k(KernelContext& c, Value** a) {
   return sdpa_with(c, a, R, W);
@@ -62,10 +70,11 @@ Error swiglu_k(KernelContext& c, Value** a) {
   return swiglu_with_kernels(c, a, L);
 }
 
-#define POCKET_KERNEL_SET(G, D, F, I, R, W, L)                                                     \
+#define POCKET_KERNEL_SET(G, D, F, I, Q, R, W, L)                                                  \
   {                                                                                              \
     {"aten::addmm", addmm_k<G>}, {"aten::bmm", bmm_k<G>}, {"aten::convolution", conv_k<G, D>},   \
         {"aten::linear", linear_k<G>}, {"aten::mm", mm_k<G>},                                    \
+        {"pocket::conv2d_q8", conv2d_q8_k<Q>}, {"pocket::conv2d_q8_packed", conv2d_q8_packed_k<Q>}, \
         {"pocket::linear_q", linear_q_k<G, F, I>}, {"pocket::sdpa", sdpa_k<R, W>},               \
         {"pocket::rms_norm", rms_norm_k<L>}, {"pocket::rope", rope_k<L>},                        \
         {"pocket::swiglu", swiglu_k<L>},                                                         \
@@ -77,17 +86,19 @@ struct KernelSet {
 };
 
 #if defined(__x86_64__)
-const OptimizedKernel kAvx2[] =
-    POCKET_KERNEL_SET(kGemmAvx2, kDwConv3x3Avx2, kLinearQF32Avx2, kLinearQI8Avx2, kSdpaAvx2, kWidenHalfAvx2, kLlmF32Avx2);
-const OptimizedKernel kAvx512[] =
-    POCKET_KERNEL_SET(kGemmAvx512, kDwConv3x3Avx2, kLinearQF32Avx512, kLinearQI8Avx2, kSdpaAvx2, kWidenHalfAvx2, kLlmF32Avx2);
+const OptimizedKernel kAvx2[] = POCKET_KERNEL_SET(kGemmAvx2, kDwConv3x3Avx2, kLinearQF32Avx2, kLinearQI8Avx2,
+                                                  kConvQ8I16Avx2, kSdpaAvx2, kWidenHalfAvx2, kLlmF32Avx2);
+const OptimizedKernel kAvx512[] = POCKET_KERNEL_SET(kGemmAvx512, kDwConv3x3Avx2, kLinearQF32Avx512, kLinearQI8Avx2,
+                                                    kConvQ8I16Avx2, kSdpaAvx2, kWidenHalfAvx2, kLlmF32Avx2);
 const OptimizedKernel kAvx512Vnni[] =
-    POCKET_KERNEL_SET(kGemmAvx512, kDwConv3x3Avx2, kLinearQF32Avx512, kLinearQI8Avx512Vnni, kSdpaAvx2, kWidenHalfAvx2, kLlmF32Avx2);
+    POCKET_KERNEL_SET(kGemmAvx512, kDwConv3x3Avx2, kLinearQF32Avx512, kLinearQI8Avx512Vnni, kConvQ8I8Avx512Vnni,
+                      kSdpaAvx2, kWidenHalfAvx2, kLlmF32Avx2);
 #endif
 #if defined(__aarch64__)
-const OptimizedKernel kNeon[] = POCKET_KERNEL_SET(kGemmNeon, kDwConv3x3Neon, kLinearQF32Neon, kLinearQI8Neon, kSdpaNeon, kWidenHalfNeon, kLlmF32Neon);
-const OptimizedKernel kNeonDot[] =
-    POCKET_KERNEL_SET(kGemmNeon, kDwConv3x3Neon, kLinearQF32Neon, kLinearQI8NeonDot, kSdpaNeon, kWidenHalfNeon, kLlmF32Neon);
+const OptimizedKernel kNeon[] = POCKET_KERNEL_SET(kGemmNeon, kDwConv3x3Neon, kLinearQF32Neon, kLinearQI8Neon,
+                                                  kConvQ8I16Neon, kSdpaNeon, kWidenHalfNeon, kLlmF32Neon);
+const OptimizedKernel kNeonDot[] = POCKET_KERNEL_SET(kGemmNeon, kDwConv3x3Neon, kLinearQF32Neon, kLinearQI8NeonDot,
+                                                     kConvQ8I8NeonDot, kSdpaNeon, kWidenHalfNeon, kLlmF32Neon);
 #endif
 
 template <size_t N>

@@ -108,6 +108,44 @@ struct LinearQI8Kernels {
   int (*offset)(int bits, bool symmetric);
 };
 
+// ---- pocket::conv2d_q8, conv2d_q8_packed (conv_q8_<variant>_<isa>.cpp): an indirect GEMM over
+// channels-last quantized input (the driver, conv_q8.cpp, makes the layouts). A tile computes
+// mr output positions x nr output channels of one group: for each kernel tap, rows[tap * mr +
+// i] points at position i's input pixel for that tap (the group's channels, padded to a
+// multiple of kc) or at a row of padding. Weights: per tap and step of kc input channels, nr
+// channels' kc values, vector v (kLanes channels) at v * vec_stride, step s at s *
+// step_stride, zero past the group's channels. Values per variant:
+//   i16: int16 x - zp (in [-255, 255]) and int16 weights, kc 1 or 2; no correction
+//   i8:  bytes xq + byte_offset (xq in [-128, 127]; VPDPBUSD's unsigned operand takes 128,
+//        SDOT's signed one 0) and int8 weights in the file's packed layout (kc 4, blocks of
+//        16 channels: ConvQ8Args); Σ (x - zp)·w = Σ byte·w - corr with corr = (zp +
+//        byte_offset)·Σ w per output channel, the padding being zp + byte_offset
+// Sums are exact in int32 (prepare_conv2d_q8 bounds the products per output), then as the
+// portable kernel: y = clamp(float(double(acc - corr) · mult) + bias, lo, hi) per channel.
+struct ConvQ8Tile {
+  const void* const* rows = nullptr;       // [taps][mr]
+  const void* w = nullptr;                 // the block's weights
+  int64_t vec_stride = 0, step_stride = 0;  // in elements
+  int64_t taps = 0, steps = 0;             // steps = padded channels / kc
+  const int32_t* corr = nullptr;           // (nr) for this block (zeros for i16)
+  const double* mult = nullptr;            // (nr): x_scale · w_scale
+  const float* bias = nullptr;             // (nr): zeros without bias
+  float lo = -INFINITY, hi = INFINITY;     // output clamp
+  float* y = nullptr;                      // y[j * plane + i]: output channel j, position i
+  int64_t plane = 0;
+  int rows_n = 0, cols_n = 0;              // positions and channels to store (<= mr, nr)
+};
+struct ConvQ8TileFn {
+  void (*fn)(const ConvQ8Tile& t);
+  int mr, nr, lanes;  // lanes: output channels per vector
+};
+struct ConvQ8Kernels {
+  int kc;           // channels per step: 1, 2 (int16 pairs) or 4 (byte quads)
+  int elem_bytes;   // 2 (i16) or 1 (i8)
+  int byte_offset;  // i8: added to xq (128 or 0)
+  ConvQ8TileFn narrow, wide;  // wide when a group has more output channels than narrow.nr; same mr
+};
+
 // ---- pocket::sdpa (sdpa_f32_<isa>.cpp)
 
 // One query row over len cached positions: o (d) = softmax(scale · K q) · V, with K, V
@@ -133,6 +171,8 @@ extern const LinearQF32Kernels kLinearQF32Avx2;
 extern const LinearQF32Kernels kLinearQF32Avx512;
 extern const LinearQI8Kernels kLinearQI8Avx2;
 extern const LinearQI8Kernels kLinearQI8Avx512Vnni;
+extern const ConvQ8Kernels kConvQ8I16Avx2;
+extern const ConvQ8Kernels kConvQ8I8Avx512Vnni;
 extern const SdpaRowFn kSdpaAvx2;
 extern const WidenHalfFn kWidenHalfAvx2;
 extern const LlmKernels kLlmF32Avx2;
@@ -143,6 +183,8 @@ extern const DwConv3x3Fn kDwConv3x3Neon;
 extern const LinearQF32Kernels kLinearQF32Neon;
 extern const LinearQI8Kernels kLinearQI8Neon;
 extern const LinearQI8Kernels kLinearQI8NeonDot;
+extern const ConvQ8Kernels kConvQ8I16Neon;
+extern const ConvQ8Kernels kConvQ8I8NeonDot;
 extern const SdpaRowFn kSdpaNeon;
 extern const WidenHalfFn kWidenHalfNeon;
 extern const LlmKernels kLlmF32Neon;
@@ -157,6 +199,8 @@ Error conv_with(KernelContext& ctx, Value** args, const GemmKernels& g, DwConv3x
 Error linear_q_with(KernelContext& ctx, Value** args, const GemmKernels& g, const LinearQF32Kernels& f32,
                     const LinearQI8Kernels& i8);
 Error sdpa_with(KernelContext& ctx, Value** args, SdpaRowFn row, WidenHalfFn widen);
+Error conv2d_q8_with(KernelContext& ctx, Value** args, const ConvQ8Kernels& k);
+Error conv2d_q8_packed_with(KernelContext& ctx, Value** args, const ConvQ8Kernels& k);
 Error rms_norm_with_kernels(KernelContext& ctx, Value** args, const LlmKernels& k);
 Error rope_with_kernels(KernelContext& ctx, Value** args, const LlmKernels& k);
 Error swiglu_with_kernels(KernelContext& ctx, Value** args, const LlmKernels& k);

@@ -1,4 +1,5 @@
 // pocket::conv2d_q8(Tensor x, Tensor qweight, Tensor w_scales, Tensor? bias, float x_scale, int x_zero_point, int[] stride, int[] padding, int[] dilation, int groups) -> Tensor
+// pocket::conv2d_q8_packed(Tensor x, Tensor weight, Tensor w_scales, Tensor? bias, float x_scale, int x_zero_point, int[] kernel_size, int[] stride, int[] padding, int[] dilation, int groups, float? out_min, float? out_max) -> Tensor
 //
 // 2d convolution of x (B, Cin, H, W) float32, quantized per tensor to int8 with x_scale and
 // x_zero_point, with an int8 weight (Cout, Cin / groups, kh, kw) quantized per output channel
@@ -6,27 +7,23 @@
 //   xq = clamp(round(x / x_scale) + zp, -128, 127) - zp      float32 ops, ties to even
 //   acc = Σ xq · w over the window (exact int32; zero padding is 0 in this domain)
 //   y = float(acc * (x_scale * w_scale[c])) + bias[c]        product in double
+// The packed op's weight layout is in parts.h (ConvQ8Args); its output is then clamped.
 // x is quantized once into temp memory (int16 holds xq - zp); each output channel
-// accumulates one int32 plane, one kernel tap at a time along contiguous output rows.
+// accumulates one int32 plane, one kernel tap at a time along contiguous output rows, the
+// planes split over the threads. The optimized kernels (kernels/optimized/conv_q8.cpp) give
+// identical results.
 #include <algorithm>
 
-#include "quant_util.h"
+#include "parallel_util.h"
+#include "parts.h"
 
 namespace pocket {
+namespace detail {
 
 namespace {
 
-constexpr const char* kOp = "conv2d_q8";
 // |xq - zp| <= 255 and |w| <= 128: this many products per output keep int32 exact.
 constexpr int64_t kMaxTerms = (int64_t(1) << 31) / (255 * 128) - 1;
-
-struct ConvQ {
-  int64_t batch = 0, c_in = 0, c_out = 0, groups = 1;
-  int64_t in[2] = {0, 0}, out[2] = {0, 0}, k[2] = {0, 0};  // (height, width)
-  int64_t stride[2] = {1, 1}, pad[2] = {0, 0}, dil[2] = {1, 1};
-  double x_scale = 1;
-  int64_t zero_point = 0;
-};
 
 // [*lo, *hi): the i in [0, n) with 0 <= i * s + off < len.
 void valid_range(int64_t n, int64_t s, int64_t off, int64_t len, int64_t* lo, int64_t* hi) {
@@ -37,7 +34,7 @@ void valid_range(int64_t n, int64_t s, int64_t off, int64_t len, int64_t* lo, in
 }
 
 // acc (out plane) += one input channel x (in plane) convolved with one kernel w (k plane).
-void conv_plane(const int16_t* x, const int8_t* w, int32_t* acc, const ConvQ& s) {
+void conv_plane(const int16_t* x, const int8_t* w, int32_t* acc, const ConvQ8Args& s) {
   for (int64_t kh = 0; kh < s.k[0]; ++kh)
     for (int64_t kw = 0; kw < s.k[1]; ++kw) {
       const int32_t wv = w[kh * s.k[1] + kw];
@@ -57,67 +54,107 @@ void conv_plane(const int16_t* x, const int8_t* w, int32_t* acc, const ConvQ& s)
     }
 }
 
-// xq - zp for all of x, as int16 (see the top of the file; clamping before rounding is the
-// same as after, the bounds being integers).
-void quantize_input(const float* x, int64_t count, const ConvQ& s, int16_t* xq) {
-  const float scale = static_cast<float>(s.x_scale);  // torch divides in the tensor's dtype
-  const float lo = static_cast<float>(-128 - s.zero_point), hi = static_cast<float>(127 - s.zero_point);
-  for (int64_t i = 0; i < count; ++i)
-    xq[i] = static_cast<int16_t>(detail::round_half_even_small(detail::clamp_float(x[i] / scale, lo, hi)));
+// Output planes [p0, p1) (plane = batch item * c_out + output channel) from xq.
+void run_planes(const ConvQ8Args& s, const int8_t* w, const int16_t* xq, int32_t* acc, int64_t p0, int64_t p1) {
+  const int64_t in_plane = s.in_plane(), out_plane = s.out_plane(), k_plane = s.k_plane();
+  const int64_t cin_g = s.c_in / s.groups, cout_g = s.c_out / s.groups;
+  for (int64_t plane = p0; plane < p1; ++plane) {
+    const int64_t b = plane / s.c_out, oc = plane % s.c_out, g = oc / cout_g;
+    std::fill(acc, acc + out_plane, 0);
+    for (int64_t icg = 0; icg < cin_g; ++icg)
+      conv_plane(xq + (b * s.c_in + g * cin_g + icg) * in_plane, w + (oc * cin_g + icg) * k_plane, acc, s);
+    const double m = s.x_scale * static_cast<double>(s.w_scales[oc]);
+    float* yp = s.y + plane * out_plane;
+    for (int64_t i = 0; i < out_plane; ++i) yp[i] = static_cast<float>(acc[i] * m);
+    if (s.bias != nullptr)
+      for (int64_t i = 0; i < out_plane; ++i) yp[i] += s.bias[oc];
+    if (s.out_min > -INFINITY || s.out_max < INFINITY)
+      for (int64_t i = 0; i < out_plane; ++i) yp[i] = conv_q8_clamp(yp[i], s.out_min, s.out_max);
+  }
 }
 
-void run(const float* x, const int8_t* w, const float* w_scales, const float* bias, int16_t* xq,
-         int32_t* acc, float* y, const ConvQ& s) {
-  const int64_t in_plane = s.in[0] * s.in[1], out_plane = s.out[0] * s.out[1];
-  const int64_t k_plane = s.k[0] * s.k[1], cin_g = s.c_in / s.groups, cout_g = s.c_out / s.groups;
-  quantize_input(x, s.batch * s.c_in * in_plane, s, xq);
-  for (int64_t b = 0; b < s.batch; ++b)
-    for (int64_t oc = 0; oc < s.c_out; ++oc) {
-      const int64_t g = oc / cout_g;
-      std::fill(acc, acc + out_plane, 0);
-      for (int64_t icg = 0; icg < cin_g; ++icg)
-        conv_plane(xq + (b * s.c_in + g * cin_g + icg) * in_plane, w + (oc * cin_g + icg) * k_plane, acc, s);
-      const double m = s.x_scale * static_cast<double>(w_scales[oc]);
-      float* yp = y + (b * s.c_out + oc) * out_plane;
-      for (int64_t i = 0; i < out_plane; ++i) yp[i] = static_cast<float>(acc[i] * m);
-      if (bias != nullptr)
-        for (int64_t i = 0; i < out_plane; ++i) yp[i] += bias[oc];
-    }
+// The packed weight as (c_out, c_in / groups, k_h, k_w).
+void unpack(const ConvQ8Args& s, int8_t* w) {
+  const int64_t taps = s.k_plane(), cin_g = s.cin_g(), cout_g = s.cout_g(), quads = s.quads();
+  for (int64_t oc = 0; oc < s.c_out; ++oc) {
+    const int64_t g = oc / cout_g, j = oc % cout_g;
+    const int8_t* block = s.w + (g * s.blocks() + j / kConvPackLanes) * taps * quads * kConvPackLanes * kConvPackQuad;
+    for (int64_t c = 0; c < cin_g; ++c)
+      for (int64_t t = 0; t < taps; ++t)
+        w[(oc * cin_g + c) * taps + t] =
+            block[((t * quads + c / kConvPackQuad) * kConvPackLanes + j % kConvPackLanes) * kConvPackQuad +
+                  c % kConvPackQuad];
+  }
 }
 
-Error check_tensors(KernelContext& ctx, const Tensor& x, const Tensor& w, const Tensor& out) {
-  Error e = detail::expect_dtype(ctx, kOp, "x", x, ScalarType::Float32);
-  if (e == Error::Ok) e = detail::expect_dtype(ctx, kOp, "qweight", w, ScalarType::Int8);
-  if (e == Error::Ok) e = detail::expect_dtype(ctx, kOp, "output", out, ScalarType::Float32);
+// Where an op's arguments are (the two ops differ in the weight and kernel_size).
+struct Layout {
+  int stride, padding, dilation, groups, out;
+  int kernel_size;  // -1: from the weight's shape
+  const char* weight;
+};
+constexpr Layout kPlain = {6, 7, 8, 9, 10, -1, "qweight"};
+constexpr Layout kPacked = {7, 8, 9, 10, 13, 6, "weight"};
+
+Error check_tensors(KernelContext& ctx, const Tensor& x, const Tensor& w, const Tensor& out, const Layout& l,
+                    const char* kOp) {
+  Error e = expect_dtype(ctx, kOp, "x", x, ScalarType::Float32);
+  if (e == Error::Ok) e = expect_dtype(ctx, kOp, l.weight, w, ScalarType::Int8);
+  if (e == Error::Ok) e = expect_dtype(ctx, kOp, "output", out, ScalarType::Float32);
   if (e != Error::Ok) return e;
   char a[128], b[128];
-  if (x.dim != 4 || w.dim != 4)
-    return ctx.fail(Error::InvalidArgument, "%s: x %s and qweight %s must both be 4-d (NCHW, OIHW)", kOp,
-                    shape_string(x.sizes, x.dim, a, sizeof a), shape_string(w.sizes, w.dim, b, sizeof b));
+  const int w_dim = l.kernel_size < 0 ? 4 : 6;
+  if (x.dim != 4 || w.dim != w_dim)
+    return ctx.fail(Error::InvalidArgument, "%s: x %s and %s %s must be 4-d (NCHW) and %d-d (%s)", kOp,
+                    shape_string(x.sizes, x.dim, a, sizeof a), l.weight, shape_string(w.sizes, w.dim, b, sizeof b),
+                    w_dim, l.kernel_size < 0 ? "OIHW" : "packed");
   return Error::Ok;
 }
 
-Error check_channels(KernelContext& ctx, const Tensor& w, ConvQ* s) {
+Error check_channels(KernelContext& ctx, const Tensor& w, const Tensor& w_scales, const Layout& l, ConvQ8Args* s) {
+  const char* kOp = s->op();
   const int64_t g = s->groups;
   if (g < 1)
     return ctx.fail(Error::InvalidArgument, "%s: groups is %lld, expected >= 1", kOp, static_cast<long long>(g));
-  s->c_out = w.sizes[0];
-  if (s->c_in % g != 0 || s->c_out % g != 0 || w.sizes[1] * g != s->c_in)
-    return ctx.fail(Error::InvalidArgument,
-                    "%s: x has %lld channels and qweight [%lld, %lld, ...]; with groups %lld expected "
-                    "both channel counts divisible by groups and qweight.size(1) = %lld",
-                    kOp, static_cast<long long>(s->c_in), static_cast<long long>(w.sizes[0]),
-                    static_cast<long long>(w.sizes[1]), static_cast<long long>(g),
-                    static_cast<long long>(s->c_in / g));
-  if (w.sizes[1] * s->k[0] * s->k[1] > kMaxTerms)
+  if (l.kernel_size < 0) {
+    s->c_out = w.sizes[0];
+    if (s->c_in % g != 0 || s->c_out % g != 0 || w.sizes[1] * g != s->c_in)
+      return ctx.fail(Error::InvalidArgument,
+                      "%s: x has %lld channels and qweight [%lld, %lld, ...]; with groups %lld expected "
+                      "both channel counts divisible by groups and qweight.size(1) = %lld",
+                      kOp, static_cast<long long>(s->c_in), static_cast<long long>(w.sizes[0]),
+                      static_cast<long long>(w.sizes[1]), static_cast<long long>(g),
+                      static_cast<long long>(s->c_in / g));
+  } else {
+    s->c_out = w_scales.dim == 1 ? w_scales.sizes[0] : 0;
+    if (s->c_in % g != 0 || s->c_out % g != 0 || s->c_out == 0)
+      return ctx.fail(Error::InvalidArgument,
+                      "%s: x has %lld channels and w_scales %lld values; with groups %lld expected both "
+                      "divisible by groups (and w_scales 1-d, not empty)",
+                      kOp, static_cast<long long>(s->c_in), static_cast<long long>(s->c_out),
+                      static_cast<long long>(g));
+    const int64_t want[6] = {g, s->blocks(), s->k_plane(), s->quads(), kConvPackLanes, kConvPackQuad};
+    for (int d = 0; d < 6; ++d)
+      if (w.sizes[d] != want[d]) {
+        char a[128], b[128];
+        return ctx.fail(Error::InvalidArgument,
+                        "%s: weight has shape %s, expected %s for %lld input and %lld output channels, "
+                        "groups %lld and a %lldx%lld kernel",
+                        kOp, shape_string(w.sizes, w.dim, a, sizeof a), shape_string(want, 6, b, sizeof b),
+                        static_cast<long long>(s->c_in), static_cast<long long>(s->c_out),
+                        static_cast<long long>(g), static_cast<long long>(s->k[0]), static_cast<long long>(s->k[1]));
+      }
+  }
+  if (s->cin_g() * s->k_plane() > kMaxTerms)
     return ctx.fail(Error::InvalidArgument,
                     "%s: %lld products per output (Cin / groups * kh * kw) could overflow the int32 "
                     "accumulator (at most %lld)",
-                    kOp, static_cast<long long>(w.sizes[1] * s->k[0] * s->k[1]), static_cast<long long>(kMaxTerms));
+                    kOp, static_cast<long long>(s->cin_g() * s->k_plane()), static_cast<long long>(kMaxTerms));
   return Error::Ok;
 }
 
-Error check_quant_params(KernelContext& ctx, ConvQ* s) {
+Error check_quant_params(KernelContext& ctx, ConvQ8Args* s) {
+  const char* kOp = s->op();
   const float f = static_cast<float>(s->x_scale);
   if (!(f > 0) || f == INFINITY)
     return ctx.fail(Error::InvalidArgument, "%s: x_scale is %g, expected a positive finite float32", kOp,
@@ -128,28 +165,46 @@ Error check_quant_params(KernelContext& ctx, ConvQ* s) {
   return Error::Ok;
 }
 
-Error parse(KernelContext& ctx, Value** args, ConvQ* s) {
+// out_min / out_max (None: unbounded).
+Error read_bound(KernelContext& ctx, const char* kOp, const Value& v, const char* name, float none, float* out) {
+  *out = none;
+  if (v.is_none()) return Error::Ok;
+  if (std::isnan(v.d))
+    return ctx.fail(Error::InvalidArgument, "%s: %s is NaN, expected a number or None", kOp, name);
+  *out = static_cast<float>(v.d);
+  return Error::Ok;
+}
+
+Error parse(KernelContext& ctx, Value** args, const Layout& l, ConvQ8Args* s) {
+  s->packed = l.kernel_size >= 0;
+  const char* kOp = s->op();
   const Tensor& x = args[0]->tensor;
   const Tensor& w = args[1]->tensor;
-  Error e = check_tensors(ctx, x, w, args[10]->tensor);
+  Error e = check_tensors(ctx, x, w, args[l.out]->tensor, l, kOp);
   if (e != Error::Ok) return e;
   s->batch = x.sizes[0];
   s->c_in = x.sizes[1];
-  s->groups = args[9]->i;
+  s->groups = args[l.groups]->i;
   s->x_scale = args[4]->d;
   s->zero_point = args[5]->i;
   for (int a = 0; a < 2; ++a) {
     s->in[a] = x.sizes[2 + a];
-    s->k[a] = w.sizes[2 + a];
+    s->k[a] = s->packed ? 0 : w.sizes[2 + a];
   }
-  e = detail::expand_param(ctx, kOp, "stride", args[6]->int_list, 2, 1, s->stride);
-  if (e == Error::Ok) e = detail::expand_param(ctx, kOp, "padding", args[7]->int_list, 2, 0, s->pad);
-  if (e == Error::Ok) e = detail::expand_param(ctx, kOp, "dilation", args[8]->int_list, 2, 1, s->dil);
-  if (e == Error::Ok) e = check_channels(ctx, w, s);
+  if (s->packed) {
+    e = expand_param(ctx, kOp, "kernel_size", args[l.kernel_size]->int_list, 2, 1, s->k);
+    if (e == Error::Ok) e = read_bound(ctx, kOp, *args[11], "out_min", -INFINITY, &s->out_min);
+    if (e == Error::Ok) e = read_bound(ctx, kOp, *args[12], "out_max", INFINITY, &s->out_max);
+    if (e != Error::Ok) return e;
+  }
+  e = expand_param(ctx, kOp, "stride", args[l.stride]->int_list, 2, 1, s->stride);
+  if (e == Error::Ok) e = expand_param(ctx, kOp, "padding", args[l.padding]->int_list, 2, 0, s->pad);
+  if (e == Error::Ok) e = expand_param(ctx, kOp, "dilation", args[l.dilation]->int_list, 2, 1, s->dil);
+  if (e == Error::Ok) e = check_channels(ctx, w, args[2]->tensor, l, s);
   if (e == Error::Ok) e = check_quant_params(ctx, s);
-  if (e == Error::Ok) e = detail::expect_vector(ctx, kOp, "w_scales", args[2]->tensor, s->c_out, ScalarType::Float32);
+  if (e == Error::Ok) e = expect_vector(ctx, kOp, "w_scales", args[2]->tensor, s->c_out, ScalarType::Float32);
   if (e == Error::Ok && !args[3]->is_none())
-    e = detail::expect_vector(ctx, kOp, "bias", args[3]->tensor, s->c_out, ScalarType::Float32);
+    e = expect_vector(ctx, kOp, "bias", args[3]->tensor, s->c_out, ScalarType::Float32);
   if (e != Error::Ok) return e;
   for (int a = 0; a < 2; ++a) {
     const int64_t span = s->dil[a] * (s->k[a] - 1) + 1, padded = s->in[a] + 2 * s->pad[a];
@@ -164,29 +219,67 @@ Error parse(KernelContext& ctx, Value** args, ConvQ* s) {
   return Error::Ok;
 }
 
+Error prepare(KernelContext& ctx, Value** args, const Layout& l, ConvQ8Args* s) {
+  Error e = parse(ctx, args, l, s);
+  if (e != Error::Ok) return e;
+  const char* kOp = s->op();
+  Tensor& out = args[l.out]->tensor;
+  const int64_t sizes[4] = {s->batch, s->c_out, s->out[0], s->out[1]};
+  e = resize_output(ctx, kOp, out, sizes, 4);
+  if (e == Error::Ok) e = contiguous_data(ctx, kOp, "x", args[0]->tensor, &s->x);
+  if (e == Error::Ok) e = contiguous_data(ctx, kOp, l.weight, args[1]->tensor, &s->w);
+  if (e == Error::Ok) e = contiguous_data(ctx, kOp, "w_scales", args[2]->tensor, &s->w_scales);
+  if (e == Error::Ok && !args[3]->is_none()) e = contiguous_data(ctx, kOp, "bias", args[3]->tensor, &s->bias);
+  s->y = out.data_as<float>();
+  return e;
+}
+
 }  // namespace
 
-Error op_conv2d_q8(KernelContext& ctx, Value** args) {
-  ConvQ s;
-  Error e = parse(ctx, args, &s);
-  if (e != Error::Ok) return e;
-  Tensor& out = args[10]->tensor;
-  const int64_t sizes[4] = {s.batch, s.c_out, s.out[0], s.out[1]};
-  e = detail::resize_output(ctx, kOp, out, sizes, 4);
-  if (e != Error::Ok) return e;
-  const float *x = nullptr, *w_scales = nullptr, *bias = nullptr;
-  const int8_t* w = nullptr;
+Error prepare_conv2d_q8(KernelContext& ctx, Value** args, ConvQ8Args* s) { return prepare(ctx, args, kPlain, s); }
+
+Error prepare_conv2d_q8_packed(KernelContext& ctx, Value** args, ConvQ8Args* s) {
+  return prepare(ctx, args, kPacked, s);
+}
+
+Error conv2d_q8_portable(KernelContext& ctx, const ConvQ8Args& s) {
+  const char* kOp = s.op();
+  const int64_t count = s.batch * s.c_in * s.in_plane(), planes = s.batch * s.c_out;
+  const int64_t slices = slice_count(ctx, planes, (s.c_in / s.groups) * s.k_plane() * s.out_plane());
   int16_t* xq = nullptr;
   int32_t* acc = nullptr;
-  e = detail::contiguous_data(ctx, kOp, "x", args[0]->tensor, &x);
-  if (e == Error::Ok) e = detail::contiguous_data(ctx, kOp, "qweight", args[1]->tensor, &w);
-  if (e == Error::Ok) e = detail::contiguous_data(ctx, kOp, "w_scales", args[2]->tensor, &w_scales);
-  if (e == Error::Ok && !args[3]->is_none()) e = detail::contiguous_data(ctx, kOp, "bias", args[3]->tensor, &bias);
-  if (e == Error::Ok) e = detail::temp_array(ctx, kOp, "the quantized input", args[0]->tensor.numel(), &xq);
-  if (e == Error::Ok) e = detail::temp_array(ctx, kOp, "an int32 output plane", s.out[0] * s.out[1], &acc);
+  int8_t* w = nullptr;
+  Error e = temp_array(ctx, kOp, "the quantized input", count, &xq);
+  if (e == Error::Ok) e = temp_array(ctx, kOp, "int32 output planes", slices * s.out_plane(), &acc);
+  if (e == Error::Ok && s.packed) e = temp_array(ctx, kOp, "the unpacked weight", s.c_out * s.cin_g() * s.k_plane(), &w);
   if (e != Error::Ok) return e;
-  run(x, w, w_scales, bias, xq, acc, out.data_as<float>(), s);
+  if (s.packed)
+    unpack(s, w);
+  else
+    w = const_cast<int8_t*>(s.w);
+  const float scale = static_cast<float>(s.x_scale);  // torch divides in the tensor's dtype
+  const float lo = static_cast<float>(-128 - s.zero_point), hi = static_cast<float>(127 - s.zero_point);
+  ctx.parallel_for(count, grain_for(4), [&](int64_t i0, int64_t i1) {
+    for (int64_t i = i0; i < i1; ++i) xq[i] = static_cast<int16_t>(conv_q8_quantize(s.x[i], scale, lo, hi));
+  });
+  parallel_slices(ctx, planes, slices, [&](int64_t sl, int64_t p0, int64_t p1) {
+    run_planes(s, w, xq, acc + sl * s.out_plane(), p0, p1);
+  });
   return Error::Ok;
+}
+
+}  // namespace detail
+
+Error op_conv2d_q8(KernelContext& ctx, Value** args) {
+  detail::ConvQ8Args s;
+  Error e = detail::prepare_conv2d_q8(ctx, args, &s);
+  return e != Error::Ok ? e : detail::conv2d_q8_portable(ctx, s);
+}
+
+Error op_conv2d_q8_packed(KernelContext& ctx, Value** args) {
+  detail::ConvQ8Args s;
+  Error e = detail::prepare_conv2d_q8_packed(ctx, args, &s);
+  return e != Error::Ok ? e : detail::conv2d_q8_portable(ctx, s);
 }
 
 }  // namespace pocket

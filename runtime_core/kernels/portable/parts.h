@@ -5,6 +5,7 @@
 // functions are prepare_* followed by *_portable.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 
 #include "quant_util.h"
@@ -66,6 +67,52 @@ struct ConvArgs {
 };
 Error prepare_conv(KernelContext& ctx, Value** args, ConvArgs* a);
 void conv_portable(KernelContext& ctx, const ConvArgs& a);
+
+// ---- pocket::conv2d_q8 and conv2d_q8_packed (exporter/quant/ops.py): y (batch, c_out, out_h,
+// out_w) float32 from x (batch, c_in, in_h, in_w) float32 quantized per tensor and an int8
+// weight quantized per output channel, contiguous: (c_out, c_in / groups, k_h, k_w), or packed
+// as (groups, blocks, taps, quads, kConvPackLanes, kConvPackQuad): element [g, b, t, q, j, u]
+// is w[g * c_out / groups + 16 b + j, 4 q + u, t] (zero past the group's channels), t = kh *
+// k_w + kw. The packed op clamps y to [out_min, out_max].
+constexpr int kConvPackLanes = 16, kConvPackQuad = 4;
+struct ConvQ8Args {
+  int64_t batch = 0, c_in = 0, c_out = 0, groups = 1;
+  int64_t in[2] = {0, 0}, out[2] = {0, 0}, k[2] = {0, 0};  // (height, width)
+  int64_t stride[2] = {1, 1}, pad[2] = {0, 0}, dil[2] = {1, 1};
+  double x_scale = 1;
+  int64_t zero_point = 0;
+  const float* x = nullptr;
+  const int8_t* w = nullptr;
+  bool packed = false;  // w's layout
+  const float* w_scales = nullptr;
+  const float* bias = nullptr;  // null: no bias
+  float out_min = -INFINITY, out_max = INFINITY;
+  float* y = nullptr;
+  const char* op() const { return packed ? "conv2d_q8_packed" : "conv2d_q8"; }
+  int64_t cin_g() const { return c_in / groups; }
+  int64_t cout_g() const { return c_out / groups; }
+  int64_t blocks() const { return (cout_g() + kConvPackLanes - 1) / kConvPackLanes; }  // packed
+  int64_t quads() const { return (cin_g() + kConvPackQuad - 1) / kConvPackQuad; }      // packed
+  int64_t in_plane() const { return in[0] * in[1]; }
+  int64_t out_plane() const { return out[0] * out[1]; }
+  int64_t k_plane() const { return k[0] * k[1]; }
+};
+Error prepare_conv2d_q8(KernelContext& ctx, Value** args, ConvQ8Args* a);
+Error prepare_conv2d_q8_packed(KernelContext& ctx, Value** args, ConvQ8Args* a);
+Error conv2d_q8_portable(KernelContext& ctx, const ConvQ8Args& a);
+
+// x - zero_point for one input value of conv2d_q8, as an integer in [-255, 255]:
+//   clamp(round(x / x_scale) + zp, -128, 127) - zp  (float32 ops, ties to even)
+// with lo = -128 - zp and hi = 127 - zp (clamping before rounding is the same as after, the
+// bounds being integers).
+inline int32_t conv_q8_quantize(float x, float x_scale, float lo, float hi) {
+  return static_cast<int32_t>(round_half_even_small(clamp_float(x / x_scale, lo, hi)));
+}
+// torch.clamp(y, lo, hi) = min(max(y, lo), hi), NaN kept: the packed op's output clamp.
+inline float conv_q8_clamp(float y, float lo, float hi) {
+  y = y < lo ? lo : y;
+  return y > hi ? hi : y;
+}
 
 // ---- pocket::linear_q (formats in schema/QUANTIZATION.md): y (m, n) from x (m, k) float32.
 struct LinearQProblem {

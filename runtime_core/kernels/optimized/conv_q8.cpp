@@ -1,0 +1,270 @@
+// Driver of pocket::conv2d_q8 and conv2d_q8_packed: an indirect GEMM (after XNNPACK's igemm)
+// on the input quantized once to channels-last, with the same results as the portable kernel.
+//   1. x (batch, c_in, h, w) float32 -> xq (batch, h, w, groups, cp): each value quantized as
+//      the portable kernel does it (conv_q8_quantize), stored as the variant's element (see
+//      ConvQ8Tile in ukernels.h); cp = c_in / groups rounded up to kc, the extra channels
+//      holding the padding value (their weights are zero).
+//   2. The weights: the i8 variants read the file's packed layout (conv2d_q8_packed; for
+//      conv2d_q8 the OIHW weight is packed into it first), the i16 ones a layout of their own
+//      made per call from either (int16, [block of nr channels][tap][step][nr][kc]). Each
+//      channel gets its corr, mult and bias.
+//   3. Tiles of mr consecutive output positions of one (batch item, group): a table of input
+//      pixel pointers per tap (the padding row where a tap falls outside the input), then one
+//      microkernel call per block of output channels. Threads take runs of tiles.
+// Groups with few output channels (depthwise) run the portable kernel: a tile of nr channels
+// would mostly multiply zeros.
+#include <algorithm>
+#include <cstring>
+
+#include "../portable/parallel_util.h"
+#include "ukernels.h"
+
+namespace pocket {
+namespace detail {
+
+namespace {
+
+// Output channels per group below which the portable kernel is faster.
+constexpr int64_t kMinTileChannels = 4;
+// Output channels of the widest tile; per-channel arrays hold a multiple of it per group.
+constexpr int kMaxNr = 32;
+constexpr int64_t kPackBlock = kConvPackLanes * kConvPackQuad;  // bytes of one packed step
+
+struct Plan {
+  const ConvQ8Args& s;
+  const ConvQ8Kernels& k;
+  ConvQ8TileFn tile, tail;     // tail: for a last block the weight layout has no room for
+  int64_t cin_g, cout_g, cp, steps, taps;
+  int64_t pixel;               // elements per input pixel: groups * cp
+  int64_t cout_pad;            // per-channel array entries per group
+  int32_t pad_value;           // the stored element of padding
+  bool file_layout;            // weights in the packed file layout (i8), else the i16 one
+  int64_t blocks;              // weight blocks per group: of 16 (file layout) or tile.nr channels
+};
+
+int64_t round_up(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
+
+// Weight w[oc, c, tap] of group g (channel oc and c within the group), from either layout.
+int8_t weight_at(const ConvQ8Args& s, int64_t g, int64_t oc, int64_t c, int64_t tap) {
+  if (!s.packed) return s.w[((g * s.cout_g() + oc) * s.cin_g() + c) * s.k_plane() + tap];
+  const int64_t block = (g * s.blocks() + oc / kConvPackLanes) * s.k_plane() * s.quads();
+  return s.w[(block + tap * s.quads() + c / kConvPackQuad) * kPackBlock + oc % kConvPackLanes * kConvPackQuad +
+             c % kConvPackQuad];
+}
+
+// Σ_{c, tap} w[oc, c, tap] for the output channels of group g, into sums (cout_g).
+void weight_sums(const ConvQ8Args& s, int64_t g, int32_t* sums) {
+  const int64_t per_channel = s.cin_g() * s.k_plane();
+  if (!s.packed) {
+    for (int64_t oc = 0; oc < s.cout_g(); ++oc) {
+      const int8_t* w = s.w + (g * s.cout_g() + oc) * per_channel;
+      int32_t sum = 0;
+      for (int64_t i = 0; i < per_channel; ++i) sum += w[i];
+      sums[oc] = sum;
+    }
+    return;
+  }
+  const int64_t steps = s.k_plane() * s.quads();
+  for (int64_t b = 0; b < s.blocks(); ++b) {
+    int32_t lane[kPackBlock] = {};
+    const int8_t* w = s.w + (g * s.blocks() + b) * steps * kPackBlock;
+    for (int64_t st = 0; st < steps; ++st)
+      for (int i = 0; i < kPackBlock; ++i) lane[i] += w[st * kPackBlock + i];
+    for (int j = 0; j < kConvPackLanes && b * kConvPackLanes + j < s.cout_g(); ++j)
+      sums[b * kConvPackLanes + j] = lane[4 * j] + lane[4 * j + 1] + lane[4 * j + 2] + lane[4 * j + 3];
+  }
+}
+
+// corr, mult and bias of group g's channels (entries g * cout_pad + oc; zero past cout_g).
+void channel_params(const Plan& p, int64_t g, int32_t* corr, double* mult, float* bias) {
+  const ConvQ8Args& s = p.s;
+  const int64_t at = g * p.cout_pad;
+  std::fill(corr + at, corr + at + p.cout_pad, 0);
+  std::fill(mult + at, mult + at + p.cout_pad, 0.0);
+  std::fill(bias + at, bias + at + p.cout_pad, 0.0f);
+  if (p.k.elem_bytes == 1) {
+    weight_sums(s, g, corr + at);
+    const int32_t factor = static_cast<int32_t>(s.zero_point) + p.k.byte_offset;
+    // Exact: |Σ w| · 255 is within the bound of prepare_conv2d_q8.
+    for (int64_t oc = 0; oc < p.cout_g; ++oc) corr[at + oc] *= factor;
+  }
+  for (int64_t oc = 0; oc < p.cout_g; ++oc) {
+    const int64_t c_out = g * p.cout_g + oc;
+    mult[at + oc] = s.x_scale * static_cast<double>(s.w_scales[c_out]);
+    if (s.bias != nullptr) bias[at + oc] = s.bias[c_out];
+  }
+}
+
+// Weight blocks [b0, b1) (block = group * blocks + block of the group) in the plan's layout.
+template <typename E>
+void pack_blocks(const Plan& p, E* wp, int64_t b0, int64_t b1) {
+  const int64_t nr = p.file_layout ? kConvPackLanes : p.tile.nr, kc = p.k.kc;
+  E* dst = wp + b0 * p.taps * p.steps * nr * kc;
+  for (int64_t blk = b0; blk < b1; ++blk) {
+    const int64_t g = blk / p.blocks, oc0 = blk % p.blocks * nr;
+    for (int64_t tap = 0; tap < p.taps; ++tap)
+      for (int64_t c0 = 0; c0 < p.cp; c0 += kc)
+        for (int64_t oc = oc0; oc < oc0 + nr; ++oc)
+          for (int64_t c = c0; c < c0 + kc; ++c, ++dst)
+            *dst = oc < p.cout_g && c < p.cin_g ? static_cast<E>(weight_at(p.s, g, oc, c, tap)) : E(0);
+  }
+}
+
+// The stored element of x - zp (v) for the plan's variant.
+template <typename E>
+inline E encode(int32_t v, const Plan& p) {
+  if constexpr (sizeof(E) == 2) return static_cast<E>(v);
+  return static_cast<E>(static_cast<uint8_t>(v + p.s.zero_point + p.k.byte_offset));
+}
+
+// Input rows [r0, r1) (row = batch item * h + input row) of x to xq (see the top).
+template <typename E>
+void quantize_rows(const Plan& p, E* xq, int64_t r0, int64_t r1) {
+  const ConvQ8Args& s = p.s;
+  const float scale = static_cast<float>(s.x_scale);
+  const float lo = static_cast<float>(-128 - s.zero_point), hi = static_cast<float>(127 - s.zero_point);
+  const int64_t h = s.in[0], w = s.in[1];
+  const E pad = static_cast<E>(p.pad_value);
+  for (int64_t r = r0; r < r1; ++r) {
+    const int64_t n = r / h, ih = r % h;
+    E* row = xq + r * w * p.pixel;
+    for (int64_t c = 0; c < s.c_in; ++c) {
+      const float* src = s.x + ((n * s.c_in + c) * h + ih) * w;
+      E* dst = row + (c / p.cin_g) * p.cp + c % p.cin_g;
+      for (int64_t iw = 0; iw < w; ++iw) dst[iw * p.pixel] = encode<E>(conv_q8_quantize(src[iw], scale, lo, hi), p);
+    }
+    if (p.cp == p.cin_g) continue;
+    for (int64_t iw = 0; iw < w; ++iw)
+      for (int64_t g = 0; g < s.groups; ++g)
+        std::fill(row + iw * p.pixel + g * p.cp + p.cin_g, row + iw * p.pixel + (g + 1) * p.cp, pad);
+  }
+}
+
+// The pointer table of the tile of output positions [p0, p0 + mr) of batch item n, group g.
+template <typename E>
+void fill_rows(const Plan& p, const E* xq, const E* pad, int64_t n, int64_t g, int64_t p0, int mr, void** rows) {
+  const ConvQ8Args& s = p.s;
+  const E* image = xq + n * s.in_plane() * p.pixel + g * p.cp;
+  for (int i = 0; i < mr; ++i) {
+    const int64_t pos = std::min(p0 + i, s.out_plane() - 1);  // rows past the end repeat the last
+    const int64_t oh = pos / s.out[1], ow = pos % s.out[1];
+    for (int64_t kh = 0, tap = 0; kh < s.k[0]; ++kh) {
+      const int64_t ih = oh * s.stride[0] - s.pad[0] + kh * s.dil[0];
+      const bool row_in = ih >= 0 && ih < s.in[0];
+      for (int64_t kw = 0; kw < s.k[1]; ++kw, ++tap) {
+        const int64_t iw = ow * s.stride[1] - s.pad[1] + kw * s.dil[1];
+        const E* at = row_in && iw >= 0 && iw < s.in[1] ? image + (ih * s.in[1] + iw) * p.pixel : pad;
+        rows[tap * mr + i] = const_cast<E*>(at);
+      }
+    }
+  }
+}
+
+// Points t at the weights of output channels [oc0, oc0 + tile nr) of group g.
+template <typename E>
+void point_weights(const Plan& p, const E* w, int64_t g, int64_t oc0, int lanes, ConvQ8Tile* t) {
+  if (p.file_layout) {
+    const int64_t block = p.taps * p.steps * kPackBlock;
+    t->w = w + (g * p.blocks + oc0 / kConvPackLanes) * block + oc0 % kConvPackLanes * kConvPackQuad;
+    t->vec_stride = lanes == kConvPackLanes ? block : lanes * kConvPackQuad;
+    t->step_stride = kPackBlock;
+  } else {
+    const int64_t nr = p.tile.nr, kc = p.k.kc;
+    t->w = w + (g * p.blocks + oc0 / nr) * p.taps * p.steps * nr * kc;
+    t->vec_stride = lanes * kc;
+    t->step_stride = nr * kc;
+  }
+}
+
+template <typename E>
+Error run(KernelContext& ctx, const Plan& p) {
+  const ConvQ8Args& s = p.s;
+  const char* op = s.op();
+  const int mr = p.tile.mr;  // narrow and wide tiles have the same
+  const int64_t all_blocks = s.groups * p.blocks;
+  const int64_t block_size = p.taps * p.steps * (p.file_layout ? kConvPackLanes : p.tile.nr) * p.k.kc;
+  const int64_t out_plane = s.out_plane(), tiles = (out_plane + mr - 1) / mr;
+  const int64_t units = s.batch * s.groups * tiles;
+  const int64_t slices = slice_count(ctx, units, mr * p.cout_g * p.cin_g * p.taps);
+  const bool packed_here = !(p.file_layout && s.packed);
+  E *xq = nullptr, *wp = nullptr, *pad = nullptr;
+  int32_t* corr = nullptr;
+  double* mult = nullptr;
+  float* bias = nullptr;
+  void** rows = nullptr;
+  Error e = temp_array(ctx, op, "the channels-last quantized input", s.batch * s.in_plane() * p.pixel, &xq);
+  if (e == Error::Ok && packed_here) e = temp_array(ctx, op, "the packed weight", all_blocks * block_size, &wp);
+  if (e == Error::Ok) e = temp_array(ctx, op, "a padding row", p.cp, &pad);
+  if (e == Error::Ok) e = temp_array(ctx, op, "channel corrections", s.groups * p.cout_pad, &corr);
+  if (e == Error::Ok) e = temp_array(ctx, op, "channel scales", s.groups * p.cout_pad, &mult);
+  if (e == Error::Ok) e = temp_array(ctx, op, "channel biases", s.groups * p.cout_pad, &bias);
+  if (e == Error::Ok) e = temp_array(ctx, op, "tile pointer tables", slices * p.taps * mr, &rows);
+  if (e != Error::Ok) return e;
+  const E* w = packed_here ? wp : reinterpret_cast<const E*>(s.w);
+  std::fill(pad, pad + p.cp, static_cast<E>(p.pad_value));
+  ctx.parallel_for(s.batch * s.in[0], grain_for(s.c_in * s.in[1] * 4),
+                   [&](int64_t r0, int64_t r1) { quantize_rows(p, xq, r0, r1); });
+  ctx.parallel_for(s.groups, grain_for(p.cout_g * p.cin_g * p.taps), [&](int64_t g0, int64_t g1) {
+    for (int64_t g = g0; g < g1; ++g) channel_params(p, g, corr, mult, bias);
+  });
+  if (packed_here)
+    ctx.parallel_for(all_blocks, grain_for(block_size * 4), [&](int64_t b0, int64_t b1) { pack_blocks(p, wp, b0, b1); });
+  const int64_t w_channels = p.blocks * (p.file_layout ? kConvPackLanes : p.tile.nr);  // per group
+  parallel_slices(ctx, units, slices, [&](int64_t sl, int64_t u0, int64_t u1) {
+    void** table = rows + sl * p.taps * mr;
+    ConvQ8Tile t;
+    t.rows = table;
+    t.taps = p.taps;
+    t.steps = p.steps;
+    t.plane = out_plane;
+    t.lo = s.out_min;
+    t.hi = s.out_max;
+    for (int64_t u = u0; u < u1; ++u) {
+      const int64_t image = u / tiles, p0 = u % tiles * mr, n = image / s.groups, g = image % s.groups;
+      fill_rows(p, xq, pad, n, g, p0, mr, table);
+      t.rows_n = static_cast<int>(std::min<int64_t>(mr, out_plane - p0));
+      for (int64_t oc0 = 0; oc0 < p.cout_g;) {
+        const ConvQ8TileFn& f = oc0 + p.tile.nr <= w_channels ? p.tile : p.tail;
+        point_weights(p, w, g, oc0, f.lanes, &t);
+        t.corr = corr + g * p.cout_pad + oc0;
+        t.mult = mult + g * p.cout_pad + oc0;
+        t.bias = bias + g * p.cout_pad + oc0;
+        t.y = s.y + (n * s.c_out + g * p.cout_g + oc0) * out_plane + p0;
+        t.cols_n = static_cast<int>(std::min<int64_t>(f.nr, p.cout_g - oc0));
+        f.fn(t);
+        oc0 += f.nr;
+      }
+    }
+  });
+  return Error::Ok;
+}
+
+Error run_with(KernelContext& ctx, const ConvQ8Args& s, const ConvQ8Kernels& k) {
+  const int64_t cin_g = s.cin_g(), cout_g = s.cout_g();
+  const ConvQ8TileFn tile = cout_g > k.narrow.nr ? k.wide : k.narrow;
+  if (cout_g < kMinTileChannels) return conv2d_q8_portable(ctx, s);
+  const bool file_layout = k.elem_bytes == 1;  // kc 4: the packed layout's quads
+  const int64_t cp = round_up(cin_g, file_layout ? kConvPackQuad : k.kc);
+  const int64_t blocks = file_layout ? s.blocks() : (cout_g + tile.nr - 1) / tile.nr;
+  const int32_t pad_value = k.elem_bytes == 1 ? static_cast<int32_t>(s.zero_point) + k.byte_offset : 0;
+  const Plan p{s,           k,       tile,        k.narrow,         cin_g,     cout_g, cp, cp / k.kc, s.k_plane(),
+               s.groups * cp, round_up(cout_g, kMaxNr), pad_value, file_layout, blocks};
+  return k.elem_bytes == 1 ? run<uint8_t>(ctx, p) : run<int16_t>(ctx, p);
+}
+
+}  // namespace
+
+Error conv2d_q8_with(KernelContext& ctx, Value** args, const ConvQ8Kernels& k) {
+  ConvQ8Args s;
+  Error e = prepare_conv2d_q8(ctx, args, &s);
+  return e != Error::Ok ? e : run_with(ctx, s, k);
+}
+
+Error conv2d_q8_packed_with(KernelContext& ctx, Value** args, const ConvQ8Kernels& k) {
+  ConvQ8Args s;
+  Error e = prepare_conv2d_q8_packed(ctx, args, &s);
+  return e != Error::Ok ? e : run_with(ctx, s, k);
+}
+
+}  // namespace detail
+}  // namespace pocket

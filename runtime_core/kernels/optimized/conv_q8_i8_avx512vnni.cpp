@@ -1,0 +1,61 @@
+// pocket::conv2d_q8 microkernels, AVX-512 VNNI (x86-64): bytes xq + 128 times int8 weights,
+// 4 channels per VPDPBUSD lane, 16 output channels per vector. Tile: conv_q8_tile.inc.
+#if defined(__x86_64__)
+
+// GCC 12's AVX-512 intrinsics start from _mm512_undefined_*(), which -Wuninitialized
+// reports wherever they are inlined (GCC bug 105593, fixed in GCC 13).
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+#include <immintrin.h>
+
+#include <cstring>
+
+#include "ukernels.h"
+
+#define POCKET_TARGET __attribute__((target("avx2,fma,avx512f,avx512bw,avx512vl,avx512vnni")))
+
+namespace pocket {
+namespace detail {
+
+namespace {
+
+struct Vnni {
+  using E = uint8_t;
+  using Acc = __m512i;
+  using W = __m512i;
+  using B = __m512i;
+  static constexpr int kLanes = 16, kKc = 4;
+  POCKET_TARGET static Acc zero() { return _mm512_setzero_si512(); }
+  POCKET_TARGET static W load_w(const E* w) { return _mm512_loadu_si512(w); }
+  POCKET_TARGET static B bcast(const E* x) {
+    int32_t q;
+    std::memcpy(&q, x, 4);
+    return _mm512_set1_epi32(q);
+  }
+  POCKET_TARGET static Acc dot(Acc acc, W w, B x) { return _mm512_dpbusd_epi32(acc, x, w); }
+  POCKET_TARGET static void store(Acc acc, const int32_t* corr, const double* mult, const float* bias, float lo,
+                                  float hi, float* out) {
+    const __m512i a = _mm512_sub_epi32(acc, _mm512_loadu_si512(corr));
+    const __m512d a0 = _mm512_mul_pd(_mm512_cvtepi32_pd(_mm512_castsi512_si256(a)), _mm512_loadu_pd(mult));
+    const __m512d a1 = _mm512_mul_pd(_mm512_cvtepi32_pd(_mm512_extracti64x4_epi64(a, 1)), _mm512_loadu_pd(mult + 8));
+    const __m256 vlo = _mm256_set1_ps(lo), vhi = _mm256_set1_ps(hi);
+    const __m256 y0 = _mm256_add_ps(_mm512_cvtpd_ps(a0), _mm256_loadu_ps(bias));
+    const __m256 y1 = _mm256_add_ps(_mm512_cvtpd_ps(a1), _mm256_loadu_ps(bias + 8));
+    _mm256_storeu_ps(out, _mm256_min_ps(vhi, _mm256_max_ps(vlo, y0)));  // NaN y: the second operand
+    _mm256_storeu_ps(out + 8, _mm256_min_ps(vhi, _mm256_max_ps(vlo, y1)));
+  }
+};
+
+}  // namespace
+
+#include "conv_q8_tile.inc"
+
+extern const ConvQ8Kernels kConvQ8I8Avx512Vnni = {4, 1, 128, conv_q8_tile_fn<Vnni, 8, 1>(),
+                                                   conv_q8_tile_fn<Vnni, 8, 2>()};
+
+}  // namespace detail
+}  // namespace pocket
+
+#endif  // __x86_64__

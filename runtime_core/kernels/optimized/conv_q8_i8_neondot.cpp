@@ -1,0 +1,51 @@
+// pocket::conv2d_q8 microkernels, NEON with the dot product extension (arm64 FEAT_DotProd):
+// int8 xq times int8 weights, 4 channels per SDOT lane, 4 output channels per vector.
+// Tile: conv_q8_tile.inc.
+#if defined(__aarch64__)
+
+#include <arm_neon.h>
+
+#include <cstring>
+
+#include "ukernels.h"
+
+#define POCKET_TARGET __attribute__((target("arch=armv8.2-a+dotprod")))
+
+namespace pocket {
+namespace detail {
+
+namespace {
+
+#include "neon_helpers.inc"
+
+struct NeonDot {
+  using E = uint8_t;  // the bytes of int8 values
+  using Acc = int32x4_t;
+  using W = int8x16_t;
+  using B = int8x16_t;
+  static constexpr int kLanes = 4, kKc = 4;
+  POCKET_TARGET static Acc zero() { return vdupq_n_s32(0); }
+  POCKET_TARGET static W load_w(const E* w) { return vreinterpretq_s8_u8(vld1q_u8(w)); }
+  POCKET_TARGET static B bcast(const E* x) {
+    int32_t q;
+    std::memcpy(&q, x, 4);
+    return vreinterpretq_s8_s32(vdupq_n_s32(q));
+  }
+  POCKET_TARGET static Acc dot(Acc acc, W w, B x) { return vdotq_s32(acc, w, x); }
+  POCKET_TARGET static void store(Acc acc, const int32_t* corr, const double* mult, const float* bias, float lo, float hi,
+                    float* out) {
+    store_conv_q8(acc, corr, mult, bias, lo, hi, out);
+  }
+};
+
+}  // namespace
+
+#include "conv_q8_tile.inc"
+
+extern const ConvQ8Kernels kConvQ8I8NeonDot = {4, 1, 0, conv_q8_tile_fn<NeonDot, 6, 2>(),
+                                               conv_q8_tile_fn<NeonDot, 6, 4>()};
+
+}  // namespace detail
+}  // namespace pocket
+
+#endif  // __aarch64__
