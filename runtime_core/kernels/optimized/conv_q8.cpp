@@ -110,33 +110,34 @@ void pack_blocks(const Plan& p, E* wp, int64_t b0, int64_t b1) {
   }
 }
 
-// The stored element of x - zp (v) for the plan's variant.
+// Input rows [r0, r1) (row = batch item * h + input row) of x to xq (see the top), through
+// `tmp` (c_in x w int16): quantized channel by channel (contiguous, vectorized), then
+// interleaved into pixels (written contiguously).
 template <typename E>
-inline E encode(int32_t v, const Plan& p) {
-  if constexpr (sizeof(E) == 2) return static_cast<E>(v);
-  return static_cast<E>(static_cast<uint8_t>(v + p.s.zero_point + p.k.byte_offset));
-}
-
-// Input rows [r0, r1) (row = batch item * h + input row) of x to xq (see the top).
-template <typename E>
-void quantize_rows(const Plan& p, E* xq, int64_t r0, int64_t r1) {
+void quantize_rows(const Plan& p, E* xq, int16_t* tmp, int64_t r0, int64_t r1) {
   const ConvQ8Args& s = p.s;
   const float scale = static_cast<float>(s.x_scale);
   const float lo = static_cast<float>(-128 - s.zero_point), hi = static_cast<float>(127 - s.zero_point);
   const int64_t h = s.in[0], w = s.in[1];
+  // Locals: stores through E (a character type for bytes) could alias any field of p.
   const E pad = static_cast<E>(p.pad_value);
+  const int32_t offset = sizeof(E) == 1 ? static_cast<int32_t>(s.zero_point) + p.k.byte_offset : 0;
+  const int64_t groups = s.groups, cin_g = p.cin_g, cp = p.cp, c_in = s.c_in, pixel = p.pixel;
+  const float* x = s.x;
   for (int64_t r = r0; r < r1; ++r) {
     const int64_t n = r / h, ih = r % h;
-    E* row = xq + r * w * p.pixel;
-    for (int64_t c = 0; c < s.c_in; ++c) {
-      const float* src = s.x + ((n * s.c_in + c) * h + ih) * w;
-      E* dst = row + (c / p.cin_g) * p.cp + c % p.cin_g;
-      for (int64_t iw = 0; iw < w; ++iw) dst[iw * p.pixel] = encode<E>(conv_q8_quantize(src[iw], scale, lo, hi), p);
+    for (int64_t c = 0; c < c_in; ++c) {
+      const float* src = x + ((n * c_in + c) * h + ih) * w;
+      int16_t* t = tmp + c * w;
+      for (int64_t iw = 0; iw < w; ++iw) t[iw] = static_cast<int16_t>(conv_q8_quantize(src[iw], scale, lo, hi));
     }
-    if (p.cp == p.cin_g) continue;
+    E* dst = xq + r * w * pixel;
     for (int64_t iw = 0; iw < w; ++iw)
-      for (int64_t g = 0; g < s.groups; ++g)
-        std::fill(row + iw * p.pixel + g * p.cp + p.cin_g, row + iw * p.pixel + (g + 1) * p.cp, pad);
+      for (int64_t g = 0; g < groups; ++g) {  // int16: x - zp; bytes: xq + byte_offset
+        const int16_t* t = tmp + g * cin_g * w + iw;
+        for (int64_t c = 0; c < cin_g; ++c) *dst++ = static_cast<E>(t[c * w] + offset);
+        for (int64_t c = cin_g; c < cp; ++c) *dst++ = pad;
+      }
   }
 }
 
@@ -192,7 +193,10 @@ Error run(KernelContext& ctx, const Plan& p) {
   double* mult = nullptr;
   float* bias = nullptr;
   void** rows = nullptr;
-  Error e = temp_array(ctx, op, "the channels-last quantized input", s.batch * s.in_plane() * p.pixel, &xq);
+  int16_t* tmp = nullptr;
+  const int64_t row_slices = slice_count(ctx, s.batch * s.in[0], s.c_in * s.in[1] * 4);
+  Error e = temp_array(ctx, op, "quantized input rows", row_slices * s.c_in * s.in[1], &tmp);
+  if (e == Error::Ok) e = temp_array(ctx, op, "the channels-last quantized input", s.batch * s.in_plane() * p.pixel, &xq);
   if (e == Error::Ok && packed_here) e = temp_array(ctx, op, "the packed weight", all_blocks * block_size, &wp);
   if (e == Error::Ok) e = temp_array(ctx, op, "a padding row", p.cp, &pad);
   if (e == Error::Ok) e = temp_array(ctx, op, "channel corrections", s.groups * p.cout_pad, &corr);
@@ -202,8 +206,9 @@ Error run(KernelContext& ctx, const Plan& p) {
   if (e != Error::Ok) return e;
   const E* w = packed_here ? wp : reinterpret_cast<const E*>(s.w);
   std::fill(pad, pad + p.cp, static_cast<E>(p.pad_value));
-  ctx.parallel_for(s.batch * s.in[0], grain_for(s.c_in * s.in[1] * 4),
-                   [&](int64_t r0, int64_t r1) { quantize_rows(p, xq, r0, r1); });
+  parallel_slices(ctx, s.batch * s.in[0], row_slices, [&](int64_t sl, int64_t r0, int64_t r1) {
+    quantize_rows(p, xq, tmp + sl * s.c_in * s.in[1], r0, r1);
+  });
   ctx.parallel_for(s.groups, grain_for(p.cout_g * p.cin_g * p.taps), [&](int64_t g0, int64_t g1) {
     for (int64_t g = g0; g < g1; ++g) channel_params(p, g, corr, mult, bias);
   });
