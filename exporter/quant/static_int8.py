@@ -55,6 +55,7 @@ def quantize_convolutions(mg, calibration: list[tuple]) -> int:
             new = mg.graph.call_function(target, args)
         new.meta = {**conv.meta, "val": replaced.meta.get("val")}
         replaced.replace_all_uses_with(new)
+        mg.outputs = [new if o is replaced else o for o in mg.outputs]  # a plain list: not a use
         for node in ([replaced, conv] if replaced is not conv else [conv]):
             mg.graph.erase_node(node)
     return len(convs)

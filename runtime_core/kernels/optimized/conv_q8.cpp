@@ -1,16 +1,18 @@
 // Driver of pocket::conv2d_q8 and conv2d_q8_packed: an indirect GEMM (after XNNPACK's igemm)
 // on the input quantized once to channels-last, with the same results as the portable kernel.
-//   1. x (batch, c_in, h, w) float32 -> xq (batch, h, w, groups, cp): each value quantized as
-//      the portable kernel does it (conv_q8_quantize), stored as the variant's element (see
-//      ConvQ8Tile in ukernels.h); cp = c_in / groups rounded up to kc, the extra channels
-//      holding the padding value (their weights are zero).
+//   1. x (batch, c_in, h, w) float32 -> xq (batch, groups, steps, h + 2 pad_h, w + 2 pad_w, kc):
+//      each value quantized as the portable kernel does it (conv_q8_quantize), stored as the
+//      variant's element (see ConvQ8Tile in ukernels.h), kc channels of a pixel together; the
+//      border and the channels past c_in / groups (up to steps · kc; their weights are zero)
+//      hold the padding value. Every tap of every output position lies inside: the tiles'
+//      pointer tables need no bounds checks.
 //   2. The weights: the i8 variants read the file's packed layout (conv2d_q8_packed; for
 //      conv2d_q8 the OIHW weight is packed into it first), the i16 ones a layout of their own
 //      made per call from either (int16, [block of nr channels][tap][step][nr][kc]). Each
 //      channel gets its corr, mult and bias.
 //   3. Tiles of mr consecutive output positions of one (batch item, group): a table of input
-//      pixel pointers per tap (the padding row where a tap falls outside the input), then one
-//      microkernel call per block of output channels. Threads take runs of tiles.
+//      pixel pointers per tap, then one microkernel call per block of output channels. Threads
+//      take runs of tiles.
 // Groups with few output channels (depthwise) run the portable kernel: a tile of nr channels
 // would mostly multiply zeros.
 #include <algorithm>
@@ -35,7 +37,7 @@ struct Plan {
   const ConvQ8Kernels& k;
   ConvQ8TileFn tile, tail;     // tail: for a last block the weight layout has no room for
   int64_t cin_g, cout_g, cp, steps, taps;
-  int64_t pixel;               // elements per input pixel: groups * cp
+  int64_t hp, wp;              // the padded input plane
   int64_t cout_pad;            // per-channel array entries per group
   int32_t pad_value;           // the stored element of padding
   bool file_layout;            // weights in the packed file layout (i8), else the i16 one
@@ -110,54 +112,47 @@ void pack_blocks(const Plan& p, E* wp, int64_t b0, int64_t b1) {
   }
 }
 
-// Input rows [r0, r1) (row = batch item * h + input row) of x to xq (see the top), through
-// `tmp` (c_in x w int16): quantized channel by channel (contiguous, vectorized), then
-// interleaved into pixels (written contiguously).
+// Planes [u0, u1) of xq (plane = (batch item * groups + group) * steps + step: hp x wp pixels
+// of kc channels).
 template <typename E>
-void quantize_rows(const Plan& p, E* xq, int16_t* tmp, int64_t r0, int64_t r1) {
+void quantize_planes(const Plan& p, E* xq, int64_t u0, int64_t u1) {
   const ConvQ8Args& s = p.s;
   const float scale = static_cast<float>(s.x_scale);
   const float lo = static_cast<float>(-128 - s.zero_point), hi = static_cast<float>(127 - s.zero_point);
-  const int64_t h = s.in[0], w = s.in[1];
-  // Locals: stores through E (a character type for bytes) could alias any field of p.
   const E pad = static_cast<E>(p.pad_value);
   const int32_t offset = sizeof(E) == 1 ? static_cast<int32_t>(s.zero_point) + p.k.byte_offset : 0;
-  const int64_t groups = s.groups, cin_g = p.cin_g, cp = p.cp, c_in = s.c_in, pixel = p.pixel;
-  const float* x = s.x;
-  for (int64_t r = r0; r < r1; ++r) {
-    const int64_t n = r / h, ih = r % h;
-    for (int64_t c = 0; c < c_in; ++c) {
-      const float* src = x + ((n * c_in + c) * h + ih) * w;
-      int16_t* t = tmp + c * w;
-      for (int64_t iw = 0; iw < w; ++iw) t[iw] = static_cast<int16_t>(conv_q8_quantize(src[iw], scale, lo, hi));
-    }
-    E* dst = xq + r * w * pixel;
-    for (int64_t iw = 0; iw < w; ++iw)
-      for (int64_t g = 0; g < groups; ++g) {  // int16: x - zp; bytes: xq + byte_offset
-        const int16_t* t = tmp + g * cin_g * w + iw;
-        for (int64_t c = 0; c < cin_g; ++c) *dst++ = static_cast<E>(t[c * w] + offset);
-        for (int64_t c = cin_g; c < cp; ++c) *dst++ = pad;
+  const int64_t h = s.in[0], w = s.in[1], hp = p.hp, wp = p.wp, kc = p.k.kc, ph = s.pad[0], pw = s.pad[1];
+  const float* src[4];
+  for (int64_t u = u0; u < u1; ++u) {
+    const int64_t st = u % p.steps, g = u / p.steps % s.groups, n = u / p.steps / s.groups;
+    E* plane = xq + u * hp * wp * kc;
+    std::fill(plane, plane + ph * wp * kc, pad);
+    std::fill(plane + (ph + h) * wp * kc, plane + hp * wp * kc, pad);
+    for (int64_t ih = 0; ih < h; ++ih) {
+      E* row = plane + (ph + ih) * wp * kc;
+      std::fill(row, row + pw * kc, pad);
+      std::fill(row + (pw + w) * kc, row + wp * kc, pad);
+      for (int64_t j = 0; j < kc; ++j) {
+        const int64_t c = st * kc + j;
+        src[j] = c < p.cin_g ? s.x + ((n * s.c_in + g * p.cin_g + c) * h + ih) * w : nullptr;
       }
+      p.k.quantize_row(src, w, scale, lo, hi, offset, p.pad_value, row + pw * kc);
+    }
   }
 }
 
 // The pointer table of the tile of output positions [p0, p0 + mr) of batch item n, group g.
 template <typename E>
-void fill_rows(const Plan& p, const E* xq, const E* pad, int64_t n, int64_t g, int64_t p0, int mr, void** rows) {
+void fill_rows(const Plan& p, const E* xq, int64_t n, int64_t g, int64_t p0, int mr, void** rows) {
   const ConvQ8Args& s = p.s;
-  const E* image = xq + n * s.in_plane() * p.pixel + g * p.cp;
+  const int64_t kc = p.k.kc;
+  const E* image = xq + (n * s.groups + g) * p.steps * p.hp * p.wp * kc;
   for (int i = 0; i < mr; ++i) {
     const int64_t pos = std::min(p0 + i, s.out_plane() - 1);  // rows past the end repeat the last
-    const int64_t oh = pos / s.out[1], ow = pos % s.out[1];
-    for (int64_t kh = 0, tap = 0; kh < s.k[0]; ++kh) {
-      const int64_t ih = oh * s.stride[0] - s.pad[0] + kh * s.dil[0];
-      const bool row_in = ih >= 0 && ih < s.in[0];
-      for (int64_t kw = 0; kw < s.k[1]; ++kw, ++tap) {
-        const int64_t iw = ow * s.stride[1] - s.pad[1] + kw * s.dil[1];
-        const E* at = row_in && iw >= 0 && iw < s.in[1] ? image + (ih * s.in[1] + iw) * p.pixel : pad;
-        rows[tap * mr + i] = const_cast<E*>(at);
-      }
-    }
+    const int64_t y0 = pos / s.out[1] * s.stride[0], x0 = pos % s.out[1] * s.stride[1];
+    for (int64_t kh = 0, tap = 0; kh < s.k[0]; ++kh)
+      for (int64_t kw = 0; kw < s.k[1]; ++kw, ++tap)
+        rows[tap * mr + i] = const_cast<E*>(image + ((y0 + kh * s.dil[0]) * p.wp + x0 + kw * s.dil[1]) * kc);
   }
 }
 
@@ -188,27 +183,21 @@ Error run(KernelContext& ctx, const Plan& p) {
   const int64_t units = s.batch * s.groups * tiles;
   const int64_t slices = slice_count(ctx, units, mr * p.cout_g * p.cin_g * p.taps);
   const bool packed_here = !(p.file_layout && s.packed);
-  E *xq = nullptr, *wp = nullptr, *pad = nullptr;
+  E *xq = nullptr, *wp = nullptr;
   int32_t* corr = nullptr;
   double* mult = nullptr;
   float* bias = nullptr;
   void** rows = nullptr;
-  int16_t* tmp = nullptr;
-  const int64_t row_slices = slice_count(ctx, s.batch * s.in[0], s.c_in * s.in[1] * 4);
-  Error e = temp_array(ctx, op, "quantized input rows", row_slices * s.c_in * s.in[1], &tmp);
-  if (e == Error::Ok) e = temp_array(ctx, op, "the channels-last quantized input", s.batch * s.in_plane() * p.pixel, &xq);
+  const int64_t planes = s.batch * s.groups * p.steps, plane_size = p.hp * p.wp * p.k.kc;
+  Error e = temp_array(ctx, op, "the quantized input", planes * plane_size, &xq);
   if (e == Error::Ok && packed_here) e = temp_array(ctx, op, "the packed weight", all_blocks * block_size, &wp);
-  if (e == Error::Ok) e = temp_array(ctx, op, "a padding row", p.cp, &pad);
   if (e == Error::Ok) e = temp_array(ctx, op, "channel corrections", s.groups * p.cout_pad, &corr);
   if (e == Error::Ok) e = temp_array(ctx, op, "channel scales", s.groups * p.cout_pad, &mult);
   if (e == Error::Ok) e = temp_array(ctx, op, "channel biases", s.groups * p.cout_pad, &bias);
   if (e == Error::Ok) e = temp_array(ctx, op, "tile pointer tables", slices * p.taps * mr, &rows);
   if (e != Error::Ok) return e;
   const E* w = packed_here ? wp : reinterpret_cast<const E*>(s.w);
-  std::fill(pad, pad + p.cp, static_cast<E>(p.pad_value));
-  parallel_slices(ctx, s.batch * s.in[0], row_slices, [&](int64_t sl, int64_t r0, int64_t r1) {
-    quantize_rows(p, xq, tmp + sl * s.c_in * s.in[1], r0, r1);
-  });
+  ctx.parallel_for(planes, grain_for(plane_size * 4), [&](int64_t u0, int64_t u1) { quantize_planes(p, xq, u0, u1); });
   ctx.parallel_for(s.groups, grain_for(p.cout_g * p.cin_g * p.taps), [&](int64_t g0, int64_t g1) {
     for (int64_t g = g0; g < g1; ++g) channel_params(p, g, corr, mult, bias);
   });
@@ -221,12 +210,13 @@ Error run(KernelContext& ctx, const Plan& p) {
     t.rows = table;
     t.taps = p.taps;
     t.steps = p.steps;
+    t.x_step = plane_size;
     t.plane = out_plane;
     t.lo = s.out_min;
     t.hi = s.out_max;
     for (int64_t u = u0; u < u1; ++u) {
       const int64_t image = u / tiles, p0 = u % tiles * mr, n = image / s.groups, g = image % s.groups;
-      fill_rows(p, xq, pad, n, g, p0, mr, table);
+      fill_rows(p, xq, n, g, p0, mr, table);
       t.rows_n = static_cast<int>(std::min<int64_t>(mr, out_plane - p0));
       for (int64_t oc0 = 0; oc0 < p.cout_g;) {
         const ConvQ8TileFn& f = oc0 + p.tile.nr <= w_channels ? p.tile : p.tail;
@@ -252,8 +242,21 @@ Error run_with(KernelContext& ctx, const ConvQ8Args& s, const ConvQ8Kernels& k) 
   const int64_t cp = round_up(cin_g, file_layout ? kConvPackQuad : k.kc);
   const int64_t blocks = file_layout ? s.blocks() : (cout_g + tile.nr - 1) / tile.nr;
   const int32_t pad_value = k.elem_bytes == 1 ? static_cast<int32_t>(s.zero_point) + k.byte_offset : 0;
-  const Plan p{s,           k,       tile,        k.narrow,         cin_g,     cout_g, cp, cp / k.kc, s.k_plane(),
-               s.groups * cp, round_up(cout_g, kMaxNr), pad_value, file_layout, blocks};
+  const Plan p{s,
+               k,
+               tile,
+               k.narrow,
+               cin_g,
+               cout_g,
+               cp,
+               cp / k.kc,
+               s.k_plane(),
+               s.in[0] + 2 * s.pad[0],
+               s.in[1] + 2 * s.pad[1],
+               round_up(cout_g, kMaxNr),
+               pad_value,
+               file_layout,
+               blocks};
   return k.elem_bytes == 1 ? run<uint8_t>(ctx, p) : run<int16_t>(ctx, p);
 }
 

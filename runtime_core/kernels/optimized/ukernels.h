@@ -109,12 +109,12 @@ struct LinearQI8Kernels {
 };
 
 // ---- pocket::conv2d_q8, conv2d_q8_packed (conv_q8_<variant>_<isa>.cpp): an indirect GEMM over
-// channels-last quantized input (the driver, conv_q8.cpp, makes the layouts). A tile computes
-// mr output positions x nr output channels of one group: for each kernel tap, rows[tap * mr +
-// i] points at position i's input pixel for that tap (the group's channels, padded to a
-// multiple of kc) or at a row of padding. Weights: per tap and step of kc input channels, nr
-// channels' kc values, vector v (kLanes channels) at v * vec_stride, step s at s *
-// step_stride, zero past the group's channels. Values per variant:
+// the quantized input (the driver, conv_q8.cpp, makes the layouts). A tile computes mr output
+// positions x nr output channels of one group: for each kernel tap, rows[tap * mr + i] points
+// at position i's input pixel for that tap, kc channels, the next kc x_step elements on.
+// Weights: per tap and step of kc input channels, nr channels' kc values, vector v (kLanes
+// channels) at v * vec_stride, step s at s * step_stride, zero past the group's channels.
+// Values per variant:
 //   i16: int16 x - zp (in [-255, 255]) and int16 weights, kc 1 or 2; no correction
 //   i8:  bytes xq + byte_offset (xq in [-128, 127]; VPDPBUSD's unsigned operand takes 128,
 //        SDOT's signed one 0) and int8 weights in the file's packed layout (kc 4, blocks of
@@ -126,6 +126,7 @@ struct ConvQ8Tile {
   const void* const* rows = nullptr;       // [taps][mr]
   const void* w = nullptr;                 // the block's weights
   int64_t vec_stride = 0, step_stride = 0;  // in elements
+  int64_t x_step = 0;                      // input elements between steps of kc channels
   int64_t taps = 0, steps = 0;             // steps = padded channels / kc
   const int32_t* corr = nullptr;           // (nr) for this block (zeros for i16)
   const double* mult = nullptr;            // (nr): x_scale · w_scale
@@ -139,10 +140,15 @@ struct ConvQ8TileFn {
   void (*fn)(const ConvQ8Tile& t);
   int mr, nr, lanes;  // lanes: output channels per vector
 };
+// One input row of kc channels to pixels of kc stored elements: out[iw * kc + j] =
+// conv_q8_quantize(src[j][iw], scale, lo, hi) + offset, or pad where src[j] is null.
+using ConvQ8RowFn = void (*)(const float* const* src, int64_t w, float scale, float lo, float hi, int32_t offset,
+                             int32_t pad, void* out);
 struct ConvQ8Kernels {
   int kc;           // channels per step: 1, 2 (int16 pairs) or 4 (byte quads)
   int elem_bytes;   // 2 (i16) or 1 (i8)
   int byte_offset;  // i8: added to xq (128 or 0)
+  ConvQ8RowFn quantize_row;
   ConvQ8TileFn narrow, wide;  // wide when a group has more output channels than narrow.nr; same mr
 };
 
