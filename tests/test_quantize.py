@@ -75,13 +75,67 @@ def test_int8_static_cnn_agrees_with_fp32():
     calib = [(torch.randn(1, 3, 224, 224, generator=g),) for _ in range(8)]
     tests = [torch.randn(1, 3, 224, 224, generator=g) for _ in range(16)]
     program = pocket.export(model, (x,), quantize="int8", calibration=calib)
-    assert "pocket::conv2d_q8" in program.summary["methods"]["forward"]["ops"]
-    assert "aten::convolution" not in program.summary["methods"]["forward"]["ops"]
+    ops = program.summary["methods"]["forward"]["ops"]
+    assert "pocket::conv2d_q8_packed" in ops and "aten::convolution" not in ops
+    assert "aten::hardtanh" not in ops, "every ReLU6 follows a convolution: all are fused"
     m = pocket.Module.from_bytes(program.data)
     with torch.no_grad():
         agree = sum(int(m.forward(t).argmax()) == int(model(t).argmax()) for t in tests) / len(tests)
     print(f"\nMobileNetV2-style int8 static: top-1 agreement with fp32 = {agree:.2f} on {len(tests)} inputs")
     assert agree >= 0.5
+
+
+class _ConvNet(torch.nn.Module):
+    """conv -> ReLU -> depthwise -> ReLU6 -> pointwise -> clamp, then a convolution as the
+    output (nothing to fuse) and one whose output is used by an activation and an add (not
+    fused)."""
+
+    def __init__(self):
+        super().__init__()
+        self.stem = torch.nn.Conv2d(3, 8, 3, 2, 1)
+        self.dw = torch.nn.Conv2d(8, 8, 3, 1, 1, groups=8)
+        self.pw = torch.nn.Conv2d(8, 20, 1)
+        self.head = torch.nn.Conv2d(20, 5, 3)
+        self.side = torch.nn.Conv2d(20, 4, 1)
+
+    def forward(self, x):
+        y = torch.relu(self.stem(x))
+        y = torch.nn.functional.relu6(self.dw(y))
+        y = torch.clamp(self.pw(y), -1.0, 2.0)
+        side = self.side(y)
+        return self.head(y), torch.relu(side) + side
+
+
+def _int8(model, x, calib):
+    program = pocket.export(model, (x,), quantize="int8", calibration=calib)
+    return program, pocket.Module.from_bytes(program.data)
+
+
+def test_int8_fuses_activations_into_convolutions_exactly(monkeypatch):
+    """The fused clamp gives the same floats as the activation op after the unfused
+    convolution (both clamp float32 values), and the program keeps no activation ops."""
+    from pocket.exporter.quant import static_int8
+
+    torch.manual_seed(0)
+    model, x = _ConvNet().eval(), torch.randn(1, 3, 17, 19)
+    calib = [(torch.randn(1, 3, 17, 19),) for _ in range(4)]
+    fused, m = _int8(model, x, calib)
+    ops = fused.summary["methods"]["forward"]["ops"]
+    assert set(ops) & {"aten::relu", "aten::hardtanh", "aten::clamp"} == {"aten::relu"}, ops  # side's
+    assert ops.count("pocket::conv2d_q8_packed") == 1 and "aten::convolution" not in ops
+    monkeypatch.setattr(static_int8, "_fused_activation", lambda conv: (conv, (None, None)))
+    plain, m_plain = _int8(model, x, calib)
+    assert {"aten::hardtanh", "aten::clamp"} <= set(plain.summary["methods"]["forward"]["ops"])
+    for i, t in enumerate([x] + [torch.randn(1, 3, 17, 19) * (3 if i % 2 else 1) for i in range(1, 5)]):
+        got, want = m.forward(t), m_plain.forward(t)
+        for g, w in zip(got, want):
+            assert torch.equal(torch.as_tensor(g), torch.as_tensor(w))
+        if i % 2:
+            continue  # x 3 saturates past the calibrated range: only the exact comparison
+        with torch.no_grad():
+            eager = model(t)
+        for g, e in zip(got, eager):  # int8 against fp32: loose, scaled to the output's range
+            assert (torch.as_tensor(g) - e).abs().max() <= 0.1 * e.abs().max() + 0.02
 
 
 def test_unknown_scheme_is_an_error():

@@ -16,8 +16,9 @@ within 1e-5 relative).
     conv2d_q8_packed(x, weight, w_scales, bias, x_scale, x_zero_point, kernel_size, stride, padding,
                      dilation, groups, out_min, out_max)
         conv2d_q8 with the weight stored packed (pack_conv_weight: the layout the int8 dot-product
-        kernels read, so loading needs no copy), then y clamped to [out_min, out_max] (either may
-        be None): a ReLU or ReLU6 that followed the convolution
+        kernels read, so loading needs no copy) or, for groups of fewer than 4 output channels,
+        as OIHW; then y clamped to [out_min, out_max] (either may be None): a ReLU or ReLU6 that
+        followed the convolution
     x must be float32. NaN/inf activations are outside the contract (the kernels give finite
     garbage where these references give NaN).
 """
@@ -140,7 +141,9 @@ def pack_conv_weight(qweight: Tensor, groups: int) -> Tensor:
 
 
 def unpack_conv_weight(packed: Tensor, c_out: int, cin_g: int, kernel_size: list[int]) -> Tensor:
-    """The inverse of pack_conv_weight."""
+    """The inverse of pack_conv_weight (an OIHW weight, 4-d, is returned as it is)."""
+    if packed.dim() == 4:
+        return packed
     groups, blocks, taps, quads, lanes, quad = packed.shape
     w = packed.permute(0, 1, 4, 3, 5, 2).reshape(groups, blocks * lanes, quads * quad, taps)
     return w[:, :c_out // groups, :cin_g].reshape(c_out, cin_g, *kernel_size)

@@ -1,8 +1,9 @@
 """Static int8 for CNNs: every 2-d convolution becomes an int8 convolution with per-channel int8
 weights and a per-tensor int8 quantization of its input, calibrated on user data:
-pocket::conv2d_q8_packed (the weight stored in the int8 kernels' layout, a ReLU or ReLU6 that
-follows fused as an output clamp) where a group has at least 4 output channels, else
-pocket::conv2d_q8 (depthwise: a packed block of 16 channels would be mostly zeros).
+pocket::conv2d_q8_packed, with a ReLU or ReLU6 that follows fused as an output clamp. The weight
+is stored in the int8 kernels' layout where a group has at least 4 output channels, else
+(depthwise) as OIHW, which those kernels read directly (a packed block of 16 channels would be
+mostly zeros).
 
 Why our own pass rather than PT2E's quantizer: the PT2E quantizers now live in torchao, whose
 releases pin their own torch versions, and their output (quantize/dequantize pairs around
@@ -43,16 +44,13 @@ def quantize_convolutions(mg, calibration: list[tuple]) -> int:
         x, _, bias, stride, padding, dilation, _, _, groups = conv.args
         geometry = (list(stride), list(padding), list(dilation), groups)
         if qweight.shape[0] // groups < MIN_PACKED_CHANNELS:
-            q_node = mg.add_constant(f"{conv.name}_qweight", qweight.contiguous())
-            target, replaced = torch.ops.pocket.conv2d_q8.default, conv
-            args = (x, q_node, s_node, bias, x_scale, zero_point, *geometry)
+            w_node = mg.add_constant(f"{conv.name}_qweight", qweight.contiguous())
         else:
-            packed = mg.add_constant(f"{conv.name}_qpacked", ops.pack_conv_weight(qweight, groups))
-            replaced, (lo, hi) = _fused_activation(conv)
-            target = torch.ops.pocket.conv2d_q8_packed.default
-            args = (x, packed, s_node, bias, x_scale, zero_point, list(qweight.shape[2:]), *geometry, lo, hi)
+            w_node = mg.add_constant(f"{conv.name}_qpacked", ops.pack_conv_weight(qweight, groups))
+        replaced, (lo, hi) = _fused_activation(conv)
+        args = (x, w_node, s_node, bias, x_scale, zero_point, list(qweight.shape[2:]), *geometry, lo, hi)
         with mg.graph.inserting_after(replaced):
-            new = mg.graph.call_function(target, args)
+            new = mg.graph.call_function(torch.ops.pocket.conv2d_q8_packed.default, args)
         new.meta = {**conv.meta, "val": replaced.meta.get("val")}
         replaced.replace_all_uses_with(new)
         mg.outputs = [new if o is replaced else o for o in mg.outputs]  # a plain list: not a use
@@ -61,7 +59,7 @@ def quantize_convolutions(mg, calibration: list[tuple]) -> int:
     return len(convs)
 
 
-# Output channels per group from which the packed kernels pay (as conv_q8.cpp's driver).
+# Output channels per group from which the packed layout pays (as conv_q8.cpp's driver).
 MIN_PACKED_CHANNELS = 4
 
 

@@ -242,6 +242,10 @@ CONV_Q8 = [
     (1, 32, 64, 10, 10, (3, 3), 2, 1, 1, 4, -20), (1, 256, 8, 5, 6, (3, 3), 1, 1, 1, 1, 11),
     (1, 4, 4, 3, 5, (3, 3), 1, 3, 1, 1, 0), (1, 3, 9, 4, 4, (4, 4), 1, 0, 1, 1, 100),
     (1, 6, 6, 9, 9, (3, 3), 1, 1, 1, 6, 2), (1, 4, 8, 9, 9, (3, 3), 2, 1, 1, 4, -1),
+    # depthwise 3x3 (the fp32 microkernel on exact integers): stride 2 on odd and even sizes,
+    # no padding, a plane smaller than the kernel's vectors, one wider than several
+    (2, 8, 8, 17, 13, (3, 3), 2, 1, 1, 8, -7), (1, 5, 5, 2, 3, (3, 3), 1, 1, 1, 5, 0),
+    (1, 16, 16, 33, 35, (3, 3), 1, 0, 1, 16, 50), (1, 3, 3, 12, 37, (3, 3), 2, 1, 1, 3, -128),
 ]
 
 
@@ -263,14 +267,16 @@ def conv2d_q8_cases():
 
 
 def conv2d_q8_packed_cases():
-    """The conv2d_q8 cases with the weight packed and output clamps (none, ReLU, ReLU6, one
+    """The conv2d_q8 cases with the weight packed (and, for groups of fewer than 4 output
+    channels, also in OIHW as the exporter stores it) and output clamps (none, ReLU, ReLU6, one
     bound inverted: torch gives out_max everywhere)."""
     bounds = [(None, None), (0.0, None), (0.0, 6.0), (None, -0.5), (1.0, -1.0)]
     for i, (args, like) in enumerate(conv2d_q8_cases()):
         x, qweight, scales, bias, x_scale, zp, stride, padding, dilation, g = args
-        packed = pack_conv_weight(qweight, g)
-        yield [x, packed, scales * 20, bias, x_scale, zp, list(qweight.shape[2:]), stride, padding, dilation, g,
-               *bounds[i % len(bounds)]], like
+        weights = [pack_conv_weight(qweight, g)] + ([qweight] if qweight.shape[0] // g < 4 else [])
+        for w in weights:
+            yield [x, w, scales * 20, bias, x_scale, zp, list(qweight.shape[2:]), stride, padding, dilation, g,
+                   *bounds[i % len(bounds)]], like
 
 
 CASES = {

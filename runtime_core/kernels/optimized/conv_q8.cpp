@@ -13,8 +13,11 @@
 //   3. Tiles of mr consecutive output positions of one (batch item, group): a table of input
 //      pixel pointers per tap, then one microkernel call per block of output channels. Threads
 //      take runs of tiles.
-// Groups with few output channels (depthwise) run the portable kernel: a tile of nr channels
-// would mostly multiply zeros.
+// Groups with few output channels would make tiles of mostly zeros. Depthwise 3x3 (one input
+// channel per group, stride 1 or 2) runs the fp32 depthwise microkernel on the quantized
+// values as floats: every product and partial sum is an integer below 2^24 (9 · 255 · 128),
+// so the float sums are exact and the results identical. Other such groups run the portable
+// kernel.
 #include <algorithm>
 #include <cstring>
 
@@ -175,7 +178,7 @@ void point_weights(const Plan& p, const E* w, int64_t g, int64_t oc0, int lanes,
 template <typename E>
 Error run(KernelContext& ctx, const Plan& p) {
   const ConvQ8Args& s = p.s;
-  const char* op = s.op();
+  const char* op = s.op;
   const int mr = p.tile.mr;  // narrow and wide tiles have the same
   const int64_t all_blocks = s.groups * p.blocks;
   const int64_t block_size = p.taps * p.steps * (p.file_layout ? kConvPackLanes : p.tile.nr) * p.k.kc;
@@ -234,10 +237,48 @@ Error run(KernelContext& ctx, const Plan& p) {
   return Error::Ok;
 }
 
-Error run_with(KernelContext& ctx, const ConvQ8Args& s, const ConvQ8Kernels& k) {
+bool is_depthwise3x3(const ConvQ8Args& s) {
+  return s.cin_g() == 1 && s.k[0] == 3 && s.k[1] == 3 && s.stride[0] == s.stride[1] &&
+         (s.stride[0] == 1 || s.stride[0] == 2) && s.dil[0] == 1 && s.dil[1] == 1;
+}
+
+// Depthwise 3x3 through `dw` (see the top): per output plane, its input plane quantized to
+// floats (x - zp), the exact integer sums, then the portable kernel's scaling.
+Error run_depthwise(KernelContext& ctx, const ConvQ8Args& s, DwConv3x3Fn dw) {
+  const int64_t in_plane = s.in_plane(), out_plane = s.out_plane(), planes = s.batch * s.c_out;
+  const int64_t slices = slice_count(ctx, planes, out_plane * 9);
+  float* xf = nullptr;
+  Error e = temp_array(ctx, s.op, "a quantized input plane", slices * in_plane, &xf);
+  if (e != Error::Ok) return e;
+  const float scale = static_cast<float>(s.x_scale);
+  const float lo = static_cast<float>(-128 - s.zero_point), hi = static_cast<float>(127 - s.zero_point);
+  parallel_slices(ctx, planes, slices, [&](int64_t sl, int64_t p0, int64_t p1) {
+    float* xp = xf + sl * in_plane;
+    for (int64_t plane = p0; plane < p1; ++plane) {
+      const int64_t n = plane / s.c_out, oc = plane % s.c_out, ic = oc / s.cout_g();
+      const float* x = s.x + (n * s.c_in + ic) * in_plane;
+      for (int64_t i = 0; i < in_plane; ++i) xp[i] = static_cast<float>(conv_q8_quantize(x[i], scale, lo, hi));
+      float w[9];
+      for (int t = 0; t < 9; ++t) w[t] = static_cast<float>(s.w[oc * 9 + t]);
+      float* y = s.y + plane * out_plane;
+      dw(xp, s.in[0], s.in[1], w, 0.0f, s.stride[0], s.pad[0], s.pad[1], y, s.out[0], s.out[1]);
+      const double m = s.x_scale * static_cast<double>(s.w_scales[oc]);
+      const float b = s.bias != nullptr ? s.bias[oc] : 0.0f;
+      for (int64_t i = 0; i < out_plane; ++i) {
+        float v = static_cast<float>(static_cast<double>(y[i]) * m);
+        if (s.bias != nullptr) v += b;
+        y[i] = conv_q8_clamp(v, s.out_min, s.out_max);
+      }
+    }
+  });
+  return Error::Ok;
+}
+
+Error run_with(KernelContext& ctx, const ConvQ8Args& s, const ConvQ8Kernels& k, DwConv3x3Fn dw) {
   const int64_t cin_g = s.cin_g(), cout_g = s.cout_g();
   const ConvQ8TileFn tile = cout_g > k.narrow.nr ? k.wide : k.narrow;
-  if (cout_g < kMinTileChannels) return conv2d_q8_portable(ctx, s);
+  if (cout_g < kMinTileChannels)
+    return !s.packed && is_depthwise3x3(s) ? run_depthwise(ctx, s, dw) : conv2d_q8_portable(ctx, s);
   const bool file_layout = k.elem_bytes == 1;  // kc 4: the packed layout's quads
   const int64_t cp = round_up(cin_g, file_layout ? kConvPackQuad : k.kc);
   const int64_t blocks = file_layout ? s.blocks() : (cout_g + tile.nr - 1) / tile.nr;
@@ -262,16 +303,16 @@ Error run_with(KernelContext& ctx, const ConvQ8Args& s, const ConvQ8Kernels& k) 
 
 }  // namespace
 
-Error conv2d_q8_with(KernelContext& ctx, Value** args, const ConvQ8Kernels& k) {
+Error conv2d_q8_with(KernelContext& ctx, Value** args, const ConvQ8Kernels& k, DwConv3x3Fn dw) {
   ConvQ8Args s;
   Error e = prepare_conv2d_q8(ctx, args, &s);
-  return e != Error::Ok ? e : run_with(ctx, s, k);
+  return e != Error::Ok ? e : run_with(ctx, s, k, dw);
 }
 
-Error conv2d_q8_packed_with(KernelContext& ctx, Value** args, const ConvQ8Kernels& k) {
+Error conv2d_q8_packed_with(KernelContext& ctx, Value** args, const ConvQ8Kernels& k, DwConv3x3Fn dw) {
   ConvQ8Args s;
   Error e = prepare_conv2d_q8_packed(ctx, args, &s);
-  return e != Error::Ok ? e : run_with(ctx, s, k);
+  return e != Error::Ok ? e : run_with(ctx, s, k, dw);
 }
 
 }  // namespace detail

@@ -205,8 +205,8 @@ Error conv_with(KernelContext& ctx, Value** args, const GemmKernels& g, DwConv3x
 Error linear_q_with(KernelContext& ctx, Value** args, const GemmKernels& g, const LinearQF32Kernels& f32,
                     const LinearQI8Kernels& i8);
 Error sdpa_with(KernelContext& ctx, Value** args, SdpaRowFn row, WidenHalfFn widen);
-Error conv2d_q8_with(KernelContext& ctx, Value** args, const ConvQ8Kernels& k);
-Error conv2d_q8_packed_with(KernelContext& ctx, Value** args, const ConvQ8Kernels& k);
+Error conv2d_q8_with(KernelContext& ctx, Value** args, const ConvQ8Kernels& k, DwConv3x3Fn dw);
+Error conv2d_q8_packed_with(KernelContext& ctx, Value** args, const ConvQ8Kernels& k, DwConv3x3Fn dw);
 Error rms_norm_with_kernels(KernelContext& ctx, Value** args, const LlmKernels& k);
 Error rope_with_kernels(KernelContext& ctx, Value** args, const LlmKernels& k);
 Error swiglu_with_kernels(KernelContext& ctx, Value** args, const LlmKernels& k);

@@ -7,7 +7,7 @@
 //   xq = clamp(round(x / x_scale) + zp, -128, 127) - zp      float32 ops, ties to even
 //   acc = Σ xq · w over the window (exact int32; zero padding is 0 in this domain)
 //   y = float(acc * (x_scale * w_scale[c])) + bias[c]        product in double
-// The packed op's weight layout is in parts.h (ConvQ8Args); its output is then clamped.
+// The packed op's weight layouts are in parts.h (ConvQ8Args); its output is then clamped.
 // x is quantized once into temp memory (int16 holds xq - zp); each output channel
 // accumulates one int32 plane, one kernel tap at a time along contiguous output rows, the
 // planes split over the threads. The optimized kernels (kernels/optimized/conv_q8.cpp) give
@@ -92,9 +92,10 @@ struct Layout {
   int stride, padding, dilation, groups, out;
   int kernel_size;  // -1: from the weight's shape
   const char* weight;
+  const char* op;
 };
-constexpr Layout kPlain = {6, 7, 8, 9, 10, -1, "qweight"};
-constexpr Layout kPacked = {7, 8, 9, 10, 13, 6, "weight"};
+constexpr Layout kPlain = {6, 7, 8, 9, 10, -1, "qweight", "conv2d_q8"};
+constexpr Layout kPacked = {7, 8, 9, 10, 13, 6, "weight", "conv2d_q8_packed"};
 
 Error check_tensors(KernelContext& ctx, const Tensor& x, const Tensor& w, const Tensor& out, const Layout& l,
                     const char* kOp) {
@@ -103,20 +104,19 @@ Error check_tensors(KernelContext& ctx, const Tensor& x, const Tensor& w, const 
   if (e == Error::Ok) e = expect_dtype(ctx, kOp, "output", out, ScalarType::Float32);
   if (e != Error::Ok) return e;
   char a[128], b[128];
-  const int w_dim = l.kernel_size < 0 ? 4 : 6;
-  if (x.dim != 4 || w.dim != w_dim)
-    return ctx.fail(Error::InvalidArgument, "%s: x %s and %s %s must be 4-d (NCHW) and %d-d (%s)", kOp,
+  if (x.dim != 4 || !(w.dim == 4 || (w.dim == 6 && l.kernel_size >= 0)))
+    return ctx.fail(Error::InvalidArgument, "%s: x %s and %s %s must be 4-d (NCHW) and %s", kOp,
                     shape_string(x.sizes, x.dim, a, sizeof a), l.weight, shape_string(w.sizes, w.dim, b, sizeof b),
-                    w_dim, l.kernel_size < 0 ? "OIHW" : "packed");
+                    l.kernel_size < 0 ? "4-d (OIHW)" : "6-d (packed) or 4-d (OIHW)");
   return Error::Ok;
 }
 
 Error check_channels(KernelContext& ctx, const Tensor& w, const Tensor& w_scales, const Layout& l, ConvQ8Args* s) {
-  const char* kOp = s->op();
+  const char* kOp = s->op;
   const int64_t g = s->groups;
   if (g < 1)
     return ctx.fail(Error::InvalidArgument, "%s: groups is %lld, expected >= 1", kOp, static_cast<long long>(g));
-  if (l.kernel_size < 0) {
+  if (!s->packed) {
     s->c_out = w.sizes[0];
     if (s->c_in % g != 0 || s->c_out % g != 0 || w.sizes[1] * g != s->c_in)
       return ctx.fail(Error::InvalidArgument,
@@ -125,6 +125,11 @@ Error check_channels(KernelContext& ctx, const Tensor& w, const Tensor& w_scales
                       kOp, static_cast<long long>(s->c_in), static_cast<long long>(w.sizes[0]),
                       static_cast<long long>(w.sizes[1]), static_cast<long long>(g),
                       static_cast<long long>(s->c_in / g));
+    if (l.kernel_size >= 0 && (w.sizes[2] != s->k[0] || w.sizes[3] != s->k[1]))
+      return ctx.fail(Error::InvalidArgument, "%s: weight [%lld, %lld, %lld, %lld] does not match kernel_size [%lld, %lld]",
+                      kOp, static_cast<long long>(w.sizes[0]), static_cast<long long>(w.sizes[1]),
+                      static_cast<long long>(w.sizes[2]), static_cast<long long>(w.sizes[3]),
+                      static_cast<long long>(s->k[0]), static_cast<long long>(s->k[1]));
   } else {
     s->c_out = w_scales.dim == 1 ? w_scales.sizes[0] : 0;
     if (s->c_in % g != 0 || s->c_out % g != 0 || s->c_out == 0)
@@ -154,7 +159,7 @@ Error check_channels(KernelContext& ctx, const Tensor& w, const Tensor& w_scales
 }
 
 Error check_quant_params(KernelContext& ctx, ConvQ8Args* s) {
-  const char* kOp = s->op();
+  const char* kOp = s->op;
   const float f = static_cast<float>(s->x_scale);
   if (!(f > 0) || f == INFINITY)
     return ctx.fail(Error::InvalidArgument, "%s: x_scale is %g, expected a positive finite float32", kOp,
@@ -176,8 +181,7 @@ Error read_bound(KernelContext& ctx, const char* kOp, const Value& v, const char
 }
 
 Error parse(KernelContext& ctx, Value** args, const Layout& l, ConvQ8Args* s) {
-  s->packed = l.kernel_size >= 0;
-  const char* kOp = s->op();
+  const char* kOp = s->op = l.op;
   const Tensor& x = args[0]->tensor;
   const Tensor& w = args[1]->tensor;
   Error e = check_tensors(ctx, x, w, args[l.out]->tensor, l, kOp);
@@ -187,11 +191,12 @@ Error parse(KernelContext& ctx, Value** args, const Layout& l, ConvQ8Args* s) {
   s->groups = args[l.groups]->i;
   s->x_scale = args[4]->d;
   s->zero_point = args[5]->i;
+  s->packed = w.dim == 6;
   for (int a = 0; a < 2; ++a) {
     s->in[a] = x.sizes[2 + a];
-    s->k[a] = s->packed ? 0 : w.sizes[2 + a];
+    s->k[a] = w.sizes[2 + a];
   }
-  if (s->packed) {
+  if (l.kernel_size >= 0) {
     e = expand_param(ctx, kOp, "kernel_size", args[l.kernel_size]->int_list, 2, 1, s->k);
     if (e == Error::Ok) e = read_bound(ctx, kOp, *args[11], "out_min", -INFINITY, &s->out_min);
     if (e == Error::Ok) e = read_bound(ctx, kOp, *args[12], "out_max", INFINITY, &s->out_max);
@@ -222,7 +227,7 @@ Error parse(KernelContext& ctx, Value** args, const Layout& l, ConvQ8Args* s) {
 Error prepare(KernelContext& ctx, Value** args, const Layout& l, ConvQ8Args* s) {
   Error e = parse(ctx, args, l, s);
   if (e != Error::Ok) return e;
-  const char* kOp = s->op();
+  const char* kOp = s->op;
   Tensor& out = args[l.out]->tensor;
   const int64_t sizes[4] = {s->batch, s->c_out, s->out[0], s->out[1]};
   e = resize_output(ctx, kOp, out, sizes, 4);
@@ -243,7 +248,7 @@ Error prepare_conv2d_q8_packed(KernelContext& ctx, Value** args, ConvQ8Args* s) 
 }
 
 Error conv2d_q8_portable(KernelContext& ctx, const ConvQ8Args& s) {
-  const char* kOp = s.op();
+  const char* kOp = s.op;
   const int64_t count = s.batch * s.c_in * s.in_plane(), planes = s.batch * s.c_out;
   const int64_t slices = slice_count(ctx, planes, (s.c_in / s.groups) * s.k_plane() * s.out_plane());
   int16_t* xq = nullptr;

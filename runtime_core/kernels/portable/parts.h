@@ -70,10 +70,10 @@ void conv_portable(KernelContext& ctx, const ConvArgs& a);
 
 // ---- pocket::conv2d_q8 and conv2d_q8_packed (exporter/quant/ops.py): y (batch, c_out, out_h,
 // out_w) float32 from x (batch, c_in, in_h, in_w) float32 quantized per tensor and an int8
-// weight quantized per output channel, contiguous: (c_out, c_in / groups, k_h, k_w), or packed
-// as (groups, blocks, taps, quads, kConvPackLanes, kConvPackQuad): element [g, b, t, q, j, u]
-// is w[g * c_out / groups + 16 b + j, 4 q + u, t] (zero past the group's channels), t = kh *
-// k_w + kw. The packed op clamps y to [out_min, out_max].
+// weight quantized per output channel, contiguous: (c_out, c_in / groups, k_h, k_w), or (the
+// packed op, 6-d) as (groups, blocks, taps, quads, kConvPackLanes, kConvPackQuad): element
+// [g, b, t, q, j, u] is w[g * c_out / groups + 16 b + j, 4 q + u, t] (zero past the group's
+// channels), t = kh * k_w + kw. The packed op clamps y to [out_min, out_max].
 constexpr int kConvPackLanes = 16, kConvPackQuad = 4;
 struct ConvQ8Args {
   int64_t batch = 0, c_in = 0, c_out = 0, groups = 1;
@@ -83,12 +83,12 @@ struct ConvQ8Args {
   int64_t zero_point = 0;
   const float* x = nullptr;
   const int8_t* w = nullptr;
-  bool packed = false;  // w's layout
+  bool packed = false;  // w's layout: 6-d packed, else (c_out, c_in / groups, k_h, k_w)
   const float* w_scales = nullptr;
   const float* bias = nullptr;  // null: no bias
   float out_min = -INFINITY, out_max = INFINITY;
   float* y = nullptr;
-  const char* op() const { return packed ? "conv2d_q8_packed" : "conv2d_q8"; }
+  const char* op = "conv2d_q8";  // for messages
   int64_t cin_g() const { return c_in / groups; }
   int64_t cout_g() const { return c_out / groups; }
   int64_t blocks() const { return (cout_g() + kConvPackLanes - 1) / kConvPackLanes; }  // packed
