@@ -244,7 +244,7 @@ bool is_depthwise3x3(const ConvQ8Args& s) {
 
 // Depthwise 3x3 through `dw` (see the top): per output plane, its input plane quantized to
 // floats (x - zp), the exact integer sums, then the portable kernel's scaling.
-Error run_depthwise(KernelContext& ctx, const ConvQ8Args& s, DwConv3x3Fn dw) {
+Error run_depthwise(KernelContext& ctx, const ConvQ8Args& s, const ConvQ8Kernels& k, DwConv3x3Fn dw) {
   const int64_t in_plane = s.in_plane(), out_plane = s.out_plane(), planes = s.batch * s.c_out;
   const int64_t slices = slice_count(ctx, planes, out_plane * 9);
   float* xf = nullptr;
@@ -257,7 +257,7 @@ Error run_depthwise(KernelContext& ctx, const ConvQ8Args& s, DwConv3x3Fn dw) {
     for (int64_t plane = p0; plane < p1; ++plane) {
       const int64_t n = plane / s.c_out, oc = plane % s.c_out, ic = oc / s.cout_g();
       const float* x = s.x + (n * s.c_in + ic) * in_plane;
-      for (int64_t i = 0; i < in_plane; ++i) xp[i] = static_cast<float>(conv_q8_quantize(x[i], scale, lo, hi));
+      k.quantize_floats(x, in_plane, scale, lo, hi, xp);
       float w[9];
       for (int t = 0; t < 9; ++t) w[t] = static_cast<float>(s.w[oc * 9 + t]);
       float* y = s.y + plane * out_plane;
@@ -278,7 +278,7 @@ Error run_with(KernelContext& ctx, const ConvQ8Args& s, const ConvQ8Kernels& k, 
   const int64_t cin_g = s.cin_g(), cout_g = s.cout_g();
   const ConvQ8TileFn tile = cout_g > k.narrow.nr ? k.wide : k.narrow;
   if (cout_g < kMinTileChannels)
-    return !s.packed && is_depthwise3x3(s) ? run_depthwise(ctx, s, dw) : conv2d_q8_portable(ctx, s);
+    return !s.packed && is_depthwise3x3(s) ? run_depthwise(ctx, s, k, dw) : conv2d_q8_portable(ctx, s);
   const bool file_layout = k.elem_bytes == 1;  // kc 4: the packed layout's quads
   const int64_t cp = round_up(cin_g, file_layout ? kConvPackQuad : k.kc);
   const int64_t blocks = file_layout ? s.blocks() : (cout_g + tile.nr - 1) / tile.nr;

@@ -45,7 +45,8 @@ struct Avx2 {
 
 #include "conv_q8_tile.inc"
 
-extern const ConvQ8Kernels kConvQ8I16Avx2 = {2, 2, 0, conv_q8_quantize_row<Avx2>, conv_q8_tile_fn<Avx2, 6, 1>(), conv_q8_tile_fn<Avx2, 6, 2>()};
+extern const ConvQ8Kernels kConvQ8I16Avx2 = {2, 2, 0, conv_q8_quantize_row<Avx2>, conv_q8_quantize_floats,
+   conv_q8_tile_fn<Avx2, 6, 1>(), conv_q8_tile_fn<Avx2, 6, 2>()};
 
 }  // namespace detail
 }  // namespace pocket

@@ -35,7 +35,8 @@ struct Neon {
 
 #include "conv_q8_tile.inc"
 
-extern const ConvQ8Kernels kConvQ8I16Neon = {1, 2, 0, conv_q8_quantize_row<Neon>, conv_q8_tile_fn<Neon, 6, 2>(), conv_q8_tile_fn<Neon, 6, 4>()};
+extern const ConvQ8Kernels kConvQ8I16Neon = {1, 2, 0, conv_q8_quantize_row<Neon>, conv_q8_quantize_floats,
+   conv_q8_tile_fn<Neon, 6, 2>(), conv_q8_tile_fn<Neon, 6, 4>()};
 
 }  // namespace detail
 }  // namespace pocket

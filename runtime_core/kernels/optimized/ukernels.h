@@ -144,11 +144,14 @@ struct ConvQ8TileFn {
 // conv_q8_quantize(src[j][iw], scale, lo, hi) + offset, or pad where src[j] is null.
 using ConvQ8RowFn = void (*)(const float* const* src, int64_t w, float scale, float lo, float hi, int32_t offset,
                              int32_t pad, void* out);
+// out[i] = float(conv_q8_quantize(x[i], scale, lo, hi)) for i < n.
+using ConvQ8FloatsFn = void (*)(const float* x, int64_t n, float scale, float lo, float hi, float* out);
 struct ConvQ8Kernels {
   int kc;           // channels per step: 1, 2 (int16 pairs) or 4 (byte quads)
   int elem_bytes;   // 2 (i16) or 1 (i8)
   int byte_offset;  // i8: added to xq (128 or 0)
   ConvQ8RowFn quantize_row;
+  ConvQ8FloatsFn quantize_floats;
   ConvQ8TileFn narrow, wide;  // wide when a group has more output channels than narrow.nr; same mr
 };
 
