@@ -6,7 +6,8 @@
 //   - float results within 1e-5 of the sum of the absolute terms (computed by running the
 //     portable kernel on absolute values where the op allows, else a bound);
 //   - linear_q with int8 activations on inputs built so that every scale is 1: integer
-//     results, which must be equal bit for bit (the integer paths are exact).
+//     results, which must be equal bit for bit (the integer paths are exact);
+//   - conv2d_q8 and conv2d_q8_packed: identical results (exact sums, the same scaling).
 // An op in the table without a test here is a failure. Runs under qemu-aarch64 in the
 // cross build, so inputs stay small.
 //
@@ -451,6 +452,83 @@ void test_linear_q(KernelFn portable, KernelFn fast, const char* set) {
         }
 }
 
+// ---- pocket::conv2d_q8 and conv2d_q8_packed: exact integer sums, the same scaling as the
+// portable kernel: identical results.
+
+struct ConvQ8Case {
+  int64_t batch, c_in, c_out, h, w, kh, kw, stride, pad, dil, groups, zero_point;
+};
+
+// (c_out, cin_g, kh, kw) int8 -> the packed layout of conv2d_q8_packed (see parts.h).
+std::vector<int8_t> pack_conv(const std::vector<int8_t>& w, const ConvQ8Case& c) {
+  const int64_t cin_g = c.c_in / c.groups, cout_g = c.c_out / c.groups, taps = c.kh * c.kw;
+  const int64_t blocks = (cout_g + 15) / 16, quads = (cin_g + 3) / 4;
+  std::vector<int8_t> p(c.groups * blocks * taps * quads * 64, 0);
+  for (int64_t g = 0; g < c.groups; ++g)
+    for (int64_t oc = 0; oc < cout_g; ++oc)
+      for (int64_t ic = 0; ic < cin_g; ++ic)
+        for (int64_t t = 0; t < taps; ++t)
+          p[(((g * blocks + oc / 16) * taps + t) * quads + ic / 4) * 64 + oc % 16 * 4 + ic % 4] =
+              w[((g * cout_g + oc) * cin_g + ic) * taps + t];
+  return p;
+}
+
+void test_conv_q8(const char* op, KernelFn portable, KernelFn fast, const char* set) {
+  const bool packed = std::strcmp(op, "pocket::conv2d_q8_packed") == 0;
+  // Channels per group off every step and tile, positions off the tiles, depthwise 3x3
+  // (stride 1 and 2: the fp32 depthwise microkernel on exact sums) and other small groups
+  // (portable), extreme zero points, padding wider than the kernel.
+  const std::vector<ConvQ8Case> cases = {
+      {1, 3, 16, 23, 29, 7, 7, 2, 3, 1, 1, 0},  {2, 5, 17, 9, 11, 3, 3, 1, 1, 1, 1, -128},
+      {1, 8, 33, 13, 10, 3, 3, 2, 1, 1, 1, 127}, {1, 7, 40, 6, 9, 1, 1, 1, 0, 1, 1, 37},
+      {1, 16, 24, 11, 12, 3, 2, 1, 0, 2, 1, -5}, {2, 12, 8, 7, 9, 3, 3, 1, 1, 1, 2, 3},
+      {1, 32, 64, 10, 10, 3, 3, 2, 1, 1, 4, -20}, {1, 256, 8, 5, 6, 3, 3, 1, 1, 1, 1, 11},
+      {1, 4, 4, 3, 5, 3, 3, 1, 3, 1, 1, 0},      {1, 6, 6, 9, 9, 3, 3, 1, 1, 1, 6, 2},
+      {2, 8, 8, 17, 13, 3, 3, 2, 1, 1, 8, -7},   {1, 5, 5, 2, 3, 3, 3, 1, 1, 1, 5, 0},
+      {1, 4, 8, 9, 9, 3, 3, 2, 1, 1, 4, -1},     {1, 6, 6, 9, 9, 5, 5, 1, 2, 1, 6, 9},
+  };
+  const double clamps[3][2] = {{-INFINITY, INFINITY}, {0.0, INFINITY}, {0.0, 6.0}};
+  int n_case = 0;
+  for (const ConvQ8Case& c : cases) {
+    const int64_t oh = (c.h + 2 * c.pad - c.dil * (c.kh - 1) - 1) / c.stride + 1;
+    const int64_t ow = (c.w + 2 * c.pad - c.dil * (c.kw - 1) - 1) / c.stride + 1;
+    const int64_t cin_g = c.c_in / c.groups, cout_g = c.c_out / c.groups;
+    auto x = random_floats(c.batch * c.c_in * c.h * c.w, 3.0f);
+    std::vector<int8_t> w(c.c_out * cin_g * c.kh * c.kw);
+    for (int8_t& v : w) v = static_cast<int8_t>(static_cast<int>(g_rng() % 256) - 128);
+    std::vector<float> scales(c.c_out), b = random_floats(c.c_out);
+    for (float& v : scales) v = uniform(0.001f, 0.02f);
+    const bool bias = n_case % 2 == 0;
+    const double* clamp = clamps[n_case++ % 3];
+    const bool oihw = !packed || cout_g < 4;  // as the exporter stores depthwise weights
+    const std::vector<int8_t> wp = oihw ? w : pack_conv(w, c);
+    char what[200];
+    std::snprintf(what, sizeof what, "[%s] %s x[%lld,%lld,%lld,%lld] c_out %lld k%lldx%lld s%lld p%lld d%lld g%lld zp%lld",
+                  set, op, (long long)c.batch, (long long)c.c_in, (long long)c.h, (long long)c.w, (long long)c.c_out,
+                  (long long)c.kh, (long long)c.kw, (long long)c.stride, (long long)c.pad, (long long)c.dil,
+                  (long long)c.groups, (long long)c.zero_point);
+    auto make = [&](Args& a) {
+      Value* weight = oihw ? a.tensor(ScalarType::Int8, {c.c_out, cin_g, c.kh, c.kw}, wp)
+                           : a.tensor(ScalarType::Int8, {c.groups, (cout_g + 15) / 16, c.kh * c.kw, (cin_g + 3) / 4, 16, 4}, wp);
+      a.ptrs = {a.floats({c.batch, c.c_in, c.h, c.w}, x), weight, a.floats({c.c_out}, scales),
+                bias ? a.floats({c.c_out}, b) : a.none(), a.real(0.021), a.integer(c.zero_point)};
+      if (packed) a.ptrs.push_back(a.ints({c.kh, c.kw}));
+      for (Value* v : {a.ints({c.stride, c.stride}), a.ints({c.pad, c.pad}), a.ints({c.dil, c.dil}), a.integer(c.groups)})
+        a.ptrs.push_back(v);
+      if (packed) {
+        a.ptrs.push_back(std::isinf(clamp[0]) ? a.none() : a.real(clamp[0]));
+        a.ptrs.push_back(std::isinf(clamp[1]) ? a.none() : a.real(clamp[1]));
+      }
+      a.ptrs.push_back(a.output(c.batch * c.c_out * oh * ow));
+    };
+    const std::vector<float> want = run(portable, make, 1, what);
+    for (int threads : {1, 2}) {
+      const std::string wt = std::string(what) + " threads=" + std::to_string(threads);
+      compare(wt.c_str(), run(fast, make, threads, wt.c_str()), want, {}, 0.0);
+    }
+  }
+}
+
 struct OpTest {
   const char* name;
   std::function<void(KernelFn, KernelFn, const char*)> run;
@@ -463,6 +541,9 @@ const std::vector<OpTest>& op_tests() {
       {"aten::bmm", [](KernelFn p, KernelFn f, const char* s) { test_matmul("aten::bmm", p, f, s); }},
       {"aten::addmm", [](KernelFn p, KernelFn f, const char* s) { test_matmul("aten::addmm", p, f, s); }},
       {"aten::convolution", test_convolution},
+      {"pocket::conv2d_q8", [](KernelFn p, KernelFn f, const char* s) { test_conv_q8("pocket::conv2d_q8", p, f, s); }},
+      {"pocket::conv2d_q8_packed",
+       [](KernelFn p, KernelFn f, const char* s) { test_conv_q8("pocket::conv2d_q8_packed", p, f, s); }},
       {"pocket::linear_q", test_linear_q},
       {"pocket::sdpa", test_sdpa},
       {"pocket::rms_norm", test_rms_norm},
