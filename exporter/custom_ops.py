@@ -10,7 +10,13 @@ Quantized ops are in quant/ops.py. LLM ops:
 The last three are fusions of the Llama-family model code (pocket.llm.models.model): one
 kernel each instead of the pow/mean/rsqrt/mul, slice/neg/cat/mul and sigmoid/mul chains
 core ATen decomposes them into. Their eager implementations are that unfused code.
+CNN op:
+    convolution_clamp(x, w, b, stride, padding, dilation, groups, out_min, out_max)
+        -> clamp(convolution(x, w, b, ...), out_min, out_max): a convolution and the ReLU,
+        ReLU6 or clamp after it, fused by passes/fuse_activation.py
 """
+
+from typing import Optional
 
 import torch
 from torch import Tensor
@@ -134,3 +140,19 @@ def _check_swiglu(gate: Tensor, up: Tensor) -> None:
 def _(gate, up):
     _check_swiglu(gate, up)
     return torch.empty_like(gate)
+
+
+@torch.library.custom_op("pocket::convolution_clamp", mutates_args=())
+def convolution_clamp(x: Tensor, weight: Tensor, bias: Optional[Tensor], stride: list[int], padding: list[int],
+                      dilation: list[int], groups: int, out_min: Optional[float], out_max: Optional[float]) -> Tensor:
+    """aten::convolution (not transposed) of x [N, C, ...] (1d, 2d or 3d), then torch.clamp
+    to [out_min, out_max] (either may be None)."""
+    spatial = x.dim() - 2
+    y = torch.ops.aten.convolution(x, weight, bias, stride, padding, dilation, False, [0] * spatial, groups)
+    return torch.clamp(y, out_min, out_max)
+
+
+@convolution_clamp.register_fake
+def _(x, weight, bias, stride, padding, dilation, groups, out_min, out_max):
+    spatial = x.dim() - 2
+    return torch.ops.aten.convolution(x, weight, bias, stride, padding, dilation, False, [0] * spatial, groups)

@@ -123,7 +123,7 @@ def test_int8_fuses_activations_into_convolutions_exactly(monkeypatch):
     ops = fused.summary["methods"]["forward"]["ops"]
     assert set(ops) & {"aten::relu", "aten::hardtanh", "aten::clamp"} == {"aten::relu"}, ops  # side's
     assert ops.count("pocket::conv2d_q8_packed") == 1 and "aten::convolution" not in ops
-    monkeypatch.setattr(static_int8, "_fused_activation", lambda conv: (conv, (None, None)))
+    monkeypatch.setattr(static_int8, "activation_bounds", lambda conv: (conv, (None, None)))
     plain, m_plain = _int8(model, x, calib)
     assert {"aten::hardtanh", "aten::clamp"} <= set(plain.summary["methods"]["forward"]["ops"])
     for i, t in enumerate([x] + [torch.randn(1, 3, 17, 19) * (3 if i % 2 else 1) for i in range(1, 5)]):

@@ -4,6 +4,7 @@ from pocket.exporter.passes.check_support import check_support
 from pocket.exporter.passes.constant_fold import constant_fold
 from pocket.exporter.passes.drop_asserts import drop_asserts
 from pocket.exporter.passes.fold_batchnorm import fold_batchnorm
+from pocket.exporter.passes.fuse_activation import fuse_conv_activation
 from pocket.exporter.passes.reinplace import reinplace
 
 
@@ -18,6 +19,7 @@ def run_passes(mg, int8_calibration: list | None = None) -> int:
         from pocket.exporter.quant.static_int8 import quantize_convolutions
 
         quantized = quantize_convolutions(mg, int8_calibration)
+    fuse_conv_activation(mg)
     mg.graph.eliminate_dead_code()
     _drop_unused_constants(mg)
     check_support(mg)

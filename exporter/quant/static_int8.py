@@ -18,6 +18,7 @@ from __future__ import annotations
 import torch
 
 from pocket.exporter.errors import ExportError
+from pocket.exporter.passes.fuse_activation import activation_bounds
 
 aten = torch.ops.aten
 
@@ -47,7 +48,7 @@ def quantize_convolutions(mg, calibration: list[tuple]) -> int:
             w_node = mg.add_constant(f"{conv.name}_qweight", qweight.contiguous())
         else:
             w_node = mg.add_constant(f"{conv.name}_qpacked", ops.pack_conv_weight(qweight, groups))
-        replaced, (lo, hi) = _fused_activation(conv)
+        replaced, (lo, hi) = activation_bounds(conv)
         args = (x, w_node, s_node, bias, x_scale, zero_point, list(qweight.shape[2:]), *geometry, lo, hi)
         with mg.graph.inserting_after(replaced):
             new = mg.graph.call_function(torch.ops.pocket.conv2d_q8_packed.default, args)
@@ -61,25 +62,6 @@ def quantize_convolutions(mg, calibration: list[tuple]) -> int:
 
 # Output channels per group from which the packed layout pays (as conv_q8.cpp's driver).
 MIN_PACKED_CHANNELS = 4
-
-
-def _fused_activation(conv) -> tuple:
-    """(the node the int8 convolution replaces, (out_min, out_max)): a ReLU, ReLU6 (hardtanh) or
-    constant clamp that is the convolution's only user is fused into it."""
-    users = list(conv.users)
-    if len(users) != 1 or users[0].op != "call_function" or users[0].args[0] is not conv:
-        return conv, (None, None)
-    act, rest = users[0], users[0].args[1:]
-    if act.target is aten.relu.default:
-        return act, (0.0, None)
-    bounds = None
-    if act.target is aten.hardtanh.default:
-        bounds = (rest + (-1.0, 1.0)[len(rest):])[:2]
-    elif act.target is aten.clamp.default:
-        bounds = (rest + (None, None)[len(rest):])[:2]
-    if bounds is None or not all(b is None or isinstance(b, (int, float)) for b in bounds):
-        return conv, (None, None)
-    return act, tuple(None if b is None else float(b) for b in bounds)
 
 
 def _eligible(node, mg) -> bool:

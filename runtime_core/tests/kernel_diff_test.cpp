@@ -270,6 +270,52 @@ void test_convolution(KernelFn portable, KernelFn fast, const char* set) {
   }
 }
 
+// pocket::convolution_clamp: the convolution cases the optimized kernels take (1x1, depthwise
+// 3x3, im2col) with bounds; the magnitude bound is the unclamped portable convolution on
+// absolute values.
+void test_convolution_clamp(KernelFn portable, KernelFn fast, const char* set) {
+  const KernelFn conv = detail::kernel_for("aten::convolution", detail::CpuFeatures());
+  const std::vector<ConvCase> cases = {
+      {2, 13, 17, 9, 11, 1, 1, 0, 1}, {1, 6, 6, 11, 23, 3, 1, 1, 6}, {2, 4, 4, 7, 5, 3, 2, 1, 4},
+      {1, 3, 8, 23, 29, 7, 2, 3, 1},  {1, 8, 12, 9, 10, 3, 2, 1, 1},  {1, 4, 4, 6, 7, 3, 1, 1, 2},
+  };
+  const double bounds[4][2] = {{0.0, INFINITY}, {0.0, 6.0}, {-INFINITY, 0.5}, {-1.0, 1.0}};
+  int i = 0;
+  for (const ConvCase& c : cases) {
+    const int64_t oh = (c.h + 2 * c.pad - c.dil * (c.k - 1) - 1) / c.stride + 1;
+    const int64_t ow = (c.w + 2 * c.pad - c.dil * (c.k - 1) - 1) / c.stride + 1;
+    auto x = random_floats(c.batch * c.c_in * c.h * c.w, 3.0f), w = random_floats(c.c_out * (c.c_in / c.groups) * c.k * c.k);
+    auto b = random_floats(c.c_out);
+    const double* bound = bounds[i++ % 4];
+    char what[160];
+    std::snprintf(what, sizeof what, "[%s] pocket::convolution_clamp x[%lld,%lld,%lld,%lld] k%lld s%lld g%lld", set,
+                  (long long)c.batch, (long long)c.c_in, (long long)c.h, (long long)c.w, (long long)c.k,
+                  (long long)c.stride, (long long)c.groups);
+    auto args = [&](Args& a, bool absolute, bool clamp) {
+      a.ptrs = {a.floats({c.batch, c.c_in, c.h, c.w}, absolute ? abs_of(x) : x),
+                a.floats({c.c_out, c.c_in / c.groups, c.k, c.k}, absolute ? abs_of(w) : w),
+                a.floats({c.c_out}, absolute ? abs_of(b) : b), a.ints({c.stride, c.stride}), a.ints({c.pad, c.pad}),
+                a.ints({c.dil, c.dil})};
+      if (clamp) {
+        a.ptrs.push_back(a.integer(c.groups));
+        a.ptrs.push_back(std::isinf(bound[0]) ? a.none() : a.real(bound[0]));
+        a.ptrs.push_back(std::isinf(bound[1]) ? a.none() : a.real(bound[1]));
+      } else {
+        a.ptrs.push_back(a.boolean(false));
+        a.ptrs.push_back(a.ints({0, 0}));
+        a.ptrs.push_back(a.integer(c.groups));
+      }
+      a.ptrs.push_back(a.output(c.batch * c.c_out * oh * ow));
+    };
+    const std::vector<float> want = run(portable, [&](Args& a) { args(a, false, true); }, 1, what);
+    const std::vector<float> mag = run(conv, [&](Args& a) { args(a, true, false); }, 1, what);
+    for (int threads : {1, 2}) {
+      const std::string wt = std::string(what) + " threads=" + std::to_string(threads);
+      compare(wt.c_str(), run(fast, [&](Args& a) { args(a, false, true); }, threads, wt.c_str()), want, mag, kFloatTol);
+    }
+  }
+}
+
 void test_sdpa(KernelFn portable, KernelFn fast, const char* set) {
   struct Case {
     int64_t hq, hkv, t, start, d;
@@ -541,6 +587,7 @@ const std::vector<OpTest>& op_tests() {
       {"aten::bmm", [](KernelFn p, KernelFn f, const char* s) { test_matmul("aten::bmm", p, f, s); }},
       {"aten::addmm", [](KernelFn p, KernelFn f, const char* s) { test_matmul("aten::addmm", p, f, s); }},
       {"aten::convolution", test_convolution},
+      {"pocket::convolution_clamp", test_convolution_clamp},
       {"pocket::conv2d_q8", [](KernelFn p, KernelFn f, const char* s) { test_conv_q8("pocket::conv2d_q8", p, f, s); }},
       {"pocket::conv2d_q8_packed",
        [](KernelFn p, KernelFn f, const char* s) { test_conv_q8("pocket::conv2d_q8_packed", p, f, s); }},

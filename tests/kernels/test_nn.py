@@ -4,6 +4,7 @@ import pytest
 import torch
 from harness import check
 
+import pocket.exporter.custom_ops  # noqa: F401  (registers pocket::convolution_clamp)
 from pocket import PocketError
 
 torch.manual_seed(0)
@@ -111,6 +112,42 @@ def test_conv_non_contiguous_and_float64():
     d = torch.float64
     check("aten::convolution", conv(torch.randn(2, 3, 6, 6, dtype=d), torch.randn(2, 3, 3, 3, dtype=d),
                                     torch.randn(2, dtype=d), [1, 1], [1, 1], [1, 1]))
+
+
+# ---- pocket::convolution_clamp: a convolution with a fused ReLU / ReLU6 / clamp
+
+
+@pytest.mark.parametrize("shape,c_out,k,stride,padding,dilation,groups", CONV2D_CASES[:8])
+@pytest.mark.parametrize("bounds", [(0.0, None), (0.0, 6.0), (None, -0.25), (-1.0, 1.0), (2.0, -2.0)])
+def test_convolution_clamp(shape, c_out, k, stride, padding, dilation, groups, bounds):
+    x, w, b = torch.randn(shape) * 2, torch.randn(c_out, shape[1] // groups, *k), torch.randn(c_out)
+    args = [x, w, b, list(stride), list(padding), list(dilation), groups, *bounds]
+    expected = torch.ops.pocket.convolution_clamp(*args)
+    assert torch.equal(expected, torch.clamp(torch.nn.functional.conv2d(x, w, b, stride, padding, dilation, groups),
+                                             *bounds))
+    check("pocket::convolution_clamp", args, atol=CONV_ATOL, expected=expected)
+
+
+def test_convolution_clamp_1d_3d_float64_and_nan():
+    x1 = torch.randn(2, 4, 19)
+    check("pocket::convolution_clamp", [x1, torch.randn(6, 2, 3), None, [2], [1], [1], 2, 0.0, None], atol=CONV_ATOL)
+    x3 = torch.randn(1, 3, 5, 6, 4, dtype=torch.float64)
+    w3 = torch.randn(2, 3, 3, 3, 3, dtype=torch.float64)
+    check("pocket::convolution_clamp", [x3, w3, None, [1], [1], [1], 1, -0.5, 0.5])
+    x = torch.randn(1, 2, 5, 5)
+    x[0, 0, 2, 2] = float("nan")  # NaN stays NaN through the clamp, as in torch
+    got = check("pocket::convolution_clamp", [x, torch.randn(3, 2, 3, 3), None, [1], [1], [1], 1, 0.0, 6.0],
+                atol=CONV_ATOL)
+    assert torch.isnan(got[0]).any()
+
+
+def test_convolution_clamp_errors():
+    x, w = torch.randn(1, 2, 5, 5), torch.randn(3, 2, 3, 3)
+    with pytest.raises(PocketError, match="convolution_clamp: out_max is NaN, expected a number or None"):
+        check("pocket::convolution_clamp", [x, w, None, [1], [1], [1], 1, 0.0, float("nan")],
+              expected=torch.empty(1, 3, 5, 5))
+    with pytest.raises(PocketError, match=r"convolution: input has 2 channels, not divisible by groups 3"):
+        check("pocket::convolution_clamp", [x, w, None, [1], [1], [1], 3, 0.0, None], expected=torch.empty(1, 3, 5, 5))
 
 
 def test_conv_mobilenet_block_shapes():

@@ -167,6 +167,15 @@ def convolution_cases():
            torch.empty(1, 8, 3, 6, 7))
 
 
+def convolution_clamp_cases():
+    """The convolution cases (not transposed) with the aten::convolution-only arguments
+    dropped and clamp bounds added."""
+    bounds = [(0.0, None), (0.0, 6.0), (None, 0.5), (-1.0, 1.0)]
+    for i, (args, like) in enumerate(convolution_cases()):
+        x, w, b, stride, padding, dilation, _, _, g = args
+        yield [x, w, b, stride, padding, dilation, g, *bounds[i % len(bounds)]], like
+
+
 def sdpa_cases():
     for hq, hkv, t, start, d in [(1, 1, 1, 0, 8), (4, 2, 1, 20, 64), (3, 1, 5, 7, 13), (2, 2, 3, 30, 40),
                                  (6, 3, 1, 50, 37), (2, 1, 33, 0, 16)]:
@@ -286,6 +295,7 @@ CASES = {
     "aten::addmm": addmm_cases,
     "aten::convolution": convolution_cases,
     "pocket::conv2d_q8": conv2d_q8_cases,
+    "pocket::convolution_clamp": convolution_clamp_cases,
     "pocket::conv2d_q8_packed": conv2d_q8_packed_cases,
     "pocket::linear_q": linear_q_cases,
     "pocket::sdpa": sdpa_cases,
@@ -316,6 +326,9 @@ def test_optimized_matches_portable(op, table):
             check(op, args, like, table, run(op, args[:2] + [args[2].abs()] + args[3:], like), 1e-5)
         elif op == "pocket::rope":
             check(op, args, like, table, rope_magnitude(args), 1e-5)
+        elif op == "pocket::convolution_clamp":  # the unclamped convolution on |x|, |w|, |b| bounds it
+            conv_args = absolute(args[:6]) + [False, [0] * (args[0].dim() - 2), args[6]]
+            check(op, args, like, table, run("aten::convolution", conv_args, like), 1e-5)
         elif op in ("pocket::conv2d_q8", "pocket::conv2d_q8_packed"):
             check(op, args, like, table, 0, 0)
         else:

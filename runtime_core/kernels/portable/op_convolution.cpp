@@ -6,6 +6,7 @@
 // to output rows; the innermost loop runs over contiguous output (and, at stride 1, input)
 // elements.
 #include <algorithm>
+#include <cmath>
 
 #include "parallel_util.h"
 #include "parts.h"
@@ -243,6 +244,49 @@ void conv_portable(KernelContext& ctx, const ConvArgs& a) {
     run(float{});
 }
 
+namespace {
+
+// y = min(max(y, lo), hi) as torch.clamp: a NaN stays (both comparisons are false).
+template <typename T>
+void clamp_range(T* y, int64_t n, T lo, T hi) {
+  for (int64_t i = 0; i < n; ++i) {
+    T v = y[i] < lo ? lo : y[i];
+    y[i] = v > hi ? hi : v;
+  }
+}
+
+Error read_bound(KernelContext& ctx, const Value& v, const char* name, double none, double* out) {
+  *out = v.is_none() ? none : v.d;
+  if (std::isnan(*out))
+    return ctx.fail(Error::InvalidArgument, "convolution_clamp: %s is NaN, expected a number or None", name);
+  return Error::Ok;
+}
+
+}  // namespace
+
+Error convolution_clamp_with(KernelContext& ctx, Value** args, KernelFn conv) {
+  double lo = 0, hi = 0;
+  Error e = read_bound(ctx, *args[7], "out_min", -INFINITY, &lo);
+  if (e == Error::Ok) e = read_bound(ctx, *args[8], "out_max", INFINITY, &hi);
+  if (e != Error::Ok) return e;
+  // aten::convolution's arguments: transposed false (output_padding is then not read).
+  Value transposed;
+  transposed.tag = Value::Tag::Bool;
+  transposed.b = false;
+  Value* conv_args[10] = {args[0], args[1], args[2], args[3], args[4], args[5], &transposed, args[4], args[6], args[9]};
+  e = conv(ctx, conv_args);
+  if (e != Error::Ok) return e;
+  Tensor& out = args[9]->tensor;
+  const int64_t n = out.numel();
+  ctx.parallel_for(n, grain_for(2), [&](int64_t i0, int64_t i1) {
+    if (out.dtype == ScalarType::Float64)
+      clamp_range(out.data_as<double>() + i0, i1 - i0, lo, hi);
+    else
+      clamp_range(out.data_as<float>() + i0, i1 - i0, static_cast<float>(lo), static_cast<float>(hi));
+  });
+  return Error::Ok;
+}
+
 }  // namespace detail
 
 Error op_convolution(KernelContext& ctx, Value** args) {
@@ -250,6 +294,10 @@ Error op_convolution(KernelContext& ctx, Value** args) {
   Error e = detail::prepare_conv(ctx, args, &a);
   if (e == Error::Ok) detail::conv_portable(ctx, a);
   return e;
+}
+
+Error op_convolution_clamp(KernelContext& ctx, Value** args) {
+  return detail::convolution_clamp_with(ctx, args, op_convolution);
 }
 
 }  // namespace pocket

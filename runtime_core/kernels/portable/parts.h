@@ -67,6 +67,10 @@ struct ConvArgs {
 };
 Error prepare_conv(KernelContext& ctx, Value** args, ConvArgs* a);
 void conv_portable(KernelContext& ctx, const ConvArgs& a);
+// pocket::convolution_clamp (x, w, b, stride, padding, dilation, groups, out_min, out_max):
+// `conv` (an aten::convolution kernel) on the same arguments, not transposed, then torch.clamp
+// of the output to the bounds (None: unbounded), threaded and vectorized.
+Error convolution_clamp_with(KernelContext& ctx, Value** args, KernelFn conv);
 
 // ---- pocket::conv2d_q8 and conv2d_q8_packed (exporter/quant/ops.py): y (batch, c_out, out_h,
 // out_w) float32 from x (batch, c_in, in_h, in_w) float32 quantized per tensor and an int8
