@@ -22,6 +22,7 @@ struct Avx2 {
   using W = __m256i;
   using B = __m256i;
   static constexpr int kLanes = 8, kKc = 2;
+  static constexpr bool kStore8x8 = false;
   POCKET_TARGET static Acc zero() { return _mm256_setzero_si256(); }
   POCKET_TARGET static W load_w(const E* w) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w)); }
   POCKET_TARGET static B bcast(const E* x) {

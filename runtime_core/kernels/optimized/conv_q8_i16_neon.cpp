@@ -21,6 +21,7 @@ struct Neon {
   using W = int16x4_t;
   using B = int16x4_t;
   static constexpr int kLanes = 4, kKc = 1;
+  static constexpr bool kStore8x8 = false;
   static Acc zero() { return vdupq_n_s32(0); }
   static W load_w(const E* w) { return vld1_s16(w); }
   static B bcast(const E* x) { return vld1_dup_s16(x); }

@@ -27,6 +27,7 @@ struct Vnni {
   using W = __m512i;
   using B = __m512i;
   static constexpr int kLanes = 16, kKc = 4;
+  static constexpr bool kStore8x8 = true;
   POCKET_TARGET static Acc zero() { return _mm512_setzero_si512(); }
   POCKET_TARGET static W load_w(const E* w) { return _mm512_loadu_si512(w); }
   POCKET_TARGET static B bcast(const E* x) {
@@ -45,6 +46,24 @@ struct Vnni {
     const __m256 y1 = _mm256_add_ps(_mm512_cvtpd_ps(a1), _mm256_loadu_ps(bias + 8));
     _mm256_storeu_ps(out, _mm256_min_ps(vhi, _mm256_max_ps(vlo, y0)));  // NaN y: the second operand
     _mm256_storeu_ps(out + 8, _mm256_min_ps(vhi, _mm256_max_ps(vlo, y1)));
+  }
+  // An 8x8 transpose (unpack, shuffle, then swap 128-bit halves) and 8 row stores.
+  POCKET_TARGET static void store8x8(const float* in, int ld, float* y, int64_t plane) {
+    __m256 r[8], t[8], u[8];
+    for (int i = 0; i < 8; ++i) r[i] = _mm256_loadu_ps(in + i * ld);
+    for (int i = 0; i < 8; i += 2) {
+      t[i] = _mm256_unpacklo_ps(r[i], r[i + 1]);
+      t[i + 1] = _mm256_unpackhi_ps(r[i], r[i + 1]);
+    }
+    for (int i = 0; i < 8; i += 4)
+      for (int h = 0; h < 2; ++h) {
+        u[i + 2 * h] = _mm256_shuffle_ps(t[i + h], t[i + h + 2], _MM_SHUFFLE(1, 0, 1, 0));
+        u[i + 2 * h + 1] = _mm256_shuffle_ps(t[i + h], t[i + h + 2], _MM_SHUFFLE(3, 2, 3, 2));
+      }
+    for (int k = 0; k < 4; ++k) {
+      _mm256_storeu_ps(y + k * plane, _mm256_permute2f128_ps(u[k], u[k + 4], 0x20));
+      _mm256_storeu_ps(y + (k + 4) * plane, _mm256_permute2f128_ps(u[k], u[k + 4], 0x31));
+    }
   }
 };
 

@@ -24,6 +24,7 @@ struct NeonDot {
   using W = int8x16_t;
   using B = int8x16_t;
   static constexpr int kLanes = 4, kKc = 4;
+  static constexpr bool kStore8x8 = false;
   POCKET_TARGET static Acc zero() { return vdupq_n_s32(0); }
   POCKET_TARGET static W load_w(const E* w) { return vreinterpretq_s8_u8(vld1q_u8(w)); }
   POCKET_TARGET static B bcast(const E* x) {
