@@ -248,15 +248,21 @@ def test_conv2d_q8_saturation_and_strided_x():
     check("pocket::conv2d_q8", args, rtol=0, atol=0, expected=reference("conv2d_q8", args))
 
 
-def test_conv2d_q8_errors():
-    args = conv_args((1, 4, 6, 6), 2, (3, 3), (1, 1), (0, 0), (1, 1), 1, True, 0)
-
+def failing(op, args, out_shape):
+    """fails(changes, pattern): `op` on args with the changes {index: value} raises a
+    PocketError matching pattern."""
     def fails(changes, pattern):
         a = list(args)
         for i, v in changes.items():
             a[i] = v
         with pytest.raises(PocketError, match=pattern):
-            check("pocket::conv2d_q8", a, expected=torch.empty(1, 2, 4, 4))
+            check(op, a, expected=torch.empty(out_shape))
+    return fails
+
+
+def test_conv2d_q8_errors():
+    args = conv_args((1, 4, 6, 6), 2, (3, 3), (1, 1), (0, 0), (1, 1), 1, True, 0)
+    fails = failing("pocket::conv2d_q8", args, (1, 2, 4, 4))
 
     fails({0: args[0].double()}, r"conv2d_q8: x has dtype float64, expected float32")
     fails({1: args[1].float()}, r"conv2d_q8: qweight has dtype float32, expected int8")
@@ -305,13 +311,7 @@ def test_conv2d_q8_packed(shape, c_out, k, stride, padding, dilation, groups, bo
 
 def test_conv2d_q8_packed_errors():
     args = packed_args(conv_args((1, 4, 6, 6), 2, (3, 3), (1, 1), (0, 0), (1, 1), 1, True, 0))
-
-    def fails(changes, pattern):
-        a = list(args)
-        for i, v in changes.items():
-            a[i] = v
-        with pytest.raises(PocketError, match=pattern):
-            check("pocket::conv2d_q8_packed", a, expected=torch.empty(1, 2, 4, 4))
+    fails = failing("pocket::conv2d_q8_packed", args, (1, 2, 4, 4))
 
     fails({1: args[1].float()}, r"conv2d_q8_packed: weight has dtype float32, expected int8")
     fails({1: args[1][0]}, r"conv2d_q8_packed: x \[1, 4, 6, 6\] and weight \[1, 9, 1, 16, 4\] must be 4-d "
