@@ -9,10 +9,12 @@
 //   op       gemm       fp32 matrix products (aten::linear, mm, bmm, addmm, 1x1 convolution)
 //            dwconv3x3  depthwise 3x3 convolution (aten::convolution)
 //            linear_q   pocket::linear_q
+//            conv_q8    pocket::conv2d_q8, conv2d_q8_packed (static int8 convolution)
 //            sdpa       pocket::sdpa
 //            llm        pocket::rms_norm, rope, swiglu (one set of row functions)
 //   variant  f32        float32 activations
-//            i8         int8 activations (linear_q act_mode 1 and 2)
+//            i8         int8 activations (linear_q act_mode 1 and 2; conv_q8: byte operands)
+//            i16        int16 operands (conv_q8 where no 4-way int8 dot product exists)
 //   isa      avx2       x86-64 AVX2 + FMA              (CpuFeatures::avx2_fma)
 //            avx512     + AVX-512 F, BW, VL            (avx512)
 //            avx512vnni + AVX-512 VNNI                 (avx512_vnni)
@@ -22,6 +24,11 @@
 // arm), included by each with its own target attribute and instruction choices.
 // avx2_helpers.inc: mask, horizontal-sum and exp helpers of the AVX2 + FMA files;
 // neon_helpers.inc: the exp of the NEON files.
+// One loop for every ISA: conv_q8_tile.inc writes the conv_q8 tile (register blocking, the
+// k loop, the epilogue and its store) once, as a template over a traits struct that each ISA
+// file defines with only its vector operations (types, load, broadcast, dot, store); the four
+// ISA files are ~40 lines each. New kernel families follow it; gemm and linear_q still have
+// a body per ISA or per ISA family (.inc).
 // The ISA-independent drivers are <op>.cpp (gemm.cpp, conv.cpp, linear_q.cpp, sdpa.cpp, llm.cpp):
 // argument checks (shared with the portable kernels), threading, cache blocking, and the
 // portable fallback for cases the microkernels do not cover. table.cpp combines the best
