@@ -204,6 +204,7 @@ SUPPORTED_OPS = {
     "pocket::convolution_clamp": "TTtIIIigg>T",
     "pocket::embedding_q": "TTtTii>T",
     "pocket::linear_q": "TTTttiii>T",
+    "pocket::linear_q_packed": "TTTttiii>T",
     "pocket::rms_norm": "TTf>T",
     "pocket::rope": "TTT>T",
     "pocket::sdpa": "TTTTf>T",

@@ -9,6 +9,10 @@ within 1e-5 relative).
         with int8 activations each (row, group) contributes
             sx * (scale * sum(xq * q) + min * sum(xq))    (exact integer sums)
     embedding_q(qweight, scales, mins, indices, bits, group_size) -> rows of dequantize(w)
+    linear_q_packed(x, qweight, scales, mins, bias, bits, group_size, act_mode) -> y
+        linear_q with a 4-bit weight stored in the int8 dot-product kernels' layout
+        (pack_linear_weight: 16 output channels across vector lanes, their scales contiguous),
+        int8 activations only (act_mode 1 or 2)
     conv2d_q8(x, qweight, w_scales, bias, x_scale, x_zero_point, stride, padding, dilation, groups)
         xq = clamp(round(x / x_scale) + zp, -128, 127) (the division in float32, as torch divides
         a float32 tensor by a Python float); integer convolution of (xq - zp) with the int8
@@ -163,3 +167,61 @@ def conv2d_q8_packed(x: Tensor, weight: Tensor, w_scales: Tensor, bias: Optional
 def _(x, weight, w_scales, bias, x_scale, x_zero_point, kernel_size, stride, padding, dilation, groups, out_min,
       out_max):
     return _conv_output(x, w_scales.shape[0], kernel_size, stride, padding, dilation)
+
+
+# pocket::linear_q_packed's weight: a 4-bit linear_q weight (N, K/2) uint8 stored as (N/16, K/8,
+# 64) uint8, byte [b, t, 4c + i] = u[16b + c, 8t + i] | u[16b + c, 8t + 4 + i] << 4 (u the
+# stored nibbles, as in linear_q): per block of 16 output channels and step of 8 columns, low
+# nibbles hold columns 8t..8t+3 and high nibbles 8t+4..8t+7 of each channel, 4 in a row (one
+# 512-bit VPDPBUSD operand, four 128-bit SDOT ones, per nibble half). Scales and mins (N, G)
+# become (N/16, G, 16). Needs N % 16 == 0 and group_size % 8 == 0.
+LINEAR_LANES, LINEAR_STEP = 16, 8
+
+
+def linear_packable(n: int, k: int, bits: int, group_size: int, act_mode: int) -> bool:
+    """Whether pack_linear_weight takes this weight (and the packed op this act_mode)."""
+    return (bits == 4 and act_mode in (ACT_INT8_TOKEN, ACT_INT8_BLOCK32) and n % LINEAR_LANES == 0
+            and k % LINEAR_STEP == 0 and group_size % LINEAR_STEP == 0)
+
+
+def pack_linear_weight(qweight: Tensor, scales: Tensor, mins: Optional[Tensor]):
+    """4-bit linear_q tensors -> (qweight, scales, mins) in linear_q_packed's layout."""
+    n, half = qweight.shape
+    u = torch.stack([qweight & 0x0F, qweight >> 4], dim=-1).reshape(n, 2 * half)   # nibbles (N, K)
+    u = u.reshape(n // LINEAR_LANES, LINEAR_LANES, half // 4, 2, 4)              # [b, c, t, half, i]
+    packed = (u[:, :, :, 0] | (u[:, :, :, 1] << 4)).permute(0, 2, 1, 3)           # [b, t, c, i]
+    packed = packed.reshape(n // LINEAR_LANES, half // 4, 4 * LINEAR_LANES).contiguous()
+
+    def lanes(v):
+        return None if v is None else v.reshape(n // LINEAR_LANES, LINEAR_LANES, -1).transpose(1, 2).contiguous()
+
+    return packed, lanes(scales), lanes(mins)
+
+
+def unpack_linear_weight(packed: Tensor, scales: Tensor, mins: Optional[Tensor]):
+    """The inverse of pack_linear_weight."""
+    blocks, steps, _ = packed.shape
+    b = packed.reshape(blocks, steps, LINEAR_LANES, 4)
+    u = torch.stack([b & 0x0F, b >> 4], dim=3).permute(0, 2, 1, 3, 4)            # [b, c, t, half, i]
+    u = u.reshape(blocks * LINEAR_LANES, steps * LINEAR_STEP)
+    qweight = (u[:, 0::2] | (u[:, 1::2] << 4)).contiguous()
+
+    def rows(v):
+        return None if v is None else v.transpose(1, 2).reshape(blocks * LINEAR_LANES, -1).contiguous()
+
+    return qweight, rows(scales), rows(mins)
+
+
+@torch.library.custom_op("pocket::linear_q_packed", mutates_args=())
+def linear_q_packed(x: Tensor, qweight: Tensor, scales: Tensor, mins: Optional[Tensor], bias: Optional[Tensor],
+                    bits: int, group_size: int, act_mode: int) -> Tensor:
+    if bits != 4 or act_mode not in (ACT_INT8_TOKEN, ACT_INT8_BLOCK32):
+        raise ValueError(f"linear_q_packed: takes 4-bit weights and act_mode 1 or 2, got bits {bits}, "
+                         f"act_mode {act_mode}")
+    q, s, m = unpack_linear_weight(qweight, scales, mins)
+    return linear_q(x, q, s, m, bias, bits, group_size, act_mode)
+
+
+@linear_q_packed.register_fake
+def _(x, qweight, scales, mins, bias, bits, group_size, act_mode):
+    return x.new_empty((*x.shape[:-1], qweight.shape[0] * LINEAR_LANES), dtype=torch.float32)

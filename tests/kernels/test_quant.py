@@ -20,7 +20,7 @@ from harness import check
 import pocket.exporter.custom_ops  # noqa: F401  (registers torch.ops.pocket.*)
 from pocket import PocketError
 from pocket.exporter.quant.formats import WeightFormat, quantize
-from pocket.exporter.quant.ops import pack_conv_weight, unpack_conv_weight
+from pocket.exporter.quant.ops import pack_conv_weight, pack_linear_weight, unpack_conv_weight, unpack_linear_weight
 
 torch.manual_seed(0)
 
@@ -168,6 +168,61 @@ def test_linear_q_errors():
     linear_q_error([torch.randn(()), q4, s4, None, None, 4, 8, 0], (3,), r"linear_q: x is 0-d")
     linear_q_error([x, q4[0], s4, None, None, 4, 8, 0], (2, 3),
                    r"linear_q: qweight has shape \[16\], expected 2 dims")
+
+
+# ---- linear_q_packed: 4-bit weights in the int8 kernels' layout, int8 activations
+
+# (act_mode, group_size, K): groups of one step of 8, groups spanning odd step counts, act_mode 2.
+PACKED_MODES = [(1, 8, 24), (1, 24, 72), (1, 32, 96), (1, 64, 576), (2, 32, 96), (2, 64, 128)]
+
+
+@pytest.mark.parametrize("symmetric", [True, False])
+@pytest.mark.parametrize("act_mode,group_size,k", PACKED_MODES)
+@pytest.mark.parametrize("leading", [(1,), (5,), (2, 3)])
+def test_linear_q_packed(symmetric, act_mode, group_size, k, leading):
+    """The same numbers as linear_q on the unpacked weight: bit-exact with its reference."""
+    n = 16 if leading == (1,) else 48
+    q, s, m = quantized(n, k, 4, symmetric, group_size)
+    bias = torch.randn(n) if leading[0] != 5 else None
+    x = torch.randn(*leading, k) * 2
+    packed = list(pack_linear_weight(q, s, m))
+    args = [x, *packed, bias, 4, group_size, act_mode]
+    want = reference("linear_q", [x, q, s, m, bias, 4, group_size, act_mode])
+    check("pocket::linear_q_packed", args, rtol=1e-5, atol=1e-5, expected=want)
+
+
+@pytest.mark.parametrize("symmetric", [True, False])
+def test_pack_linear_weight_round_trip(symmetric):
+    q, s, m = quantized(32, 40, 4, symmetric, 8)
+    pq, ps, pm = pack_linear_weight(q, s, m)
+    assert pq.shape == (2, 5, 64) and ps.shape == (2, 5, 16)
+    back = unpack_linear_weight(pq, ps, pm)
+    assert torch.equal(back[0], q) and torch.equal(back[1], s)
+    assert (m is None and back[2] is None) or torch.equal(back[2], m)
+    # byte [b, t, 4c + i]: column 8t + i of row 16b + c (low nibble), 8t + 4 + i (high)
+    nib = torch.stack([q & 0x0F, q >> 4], -1).reshape(32, 40)
+    assert pq[1, 3, 4 * 5 + 2] == nib[21, 26] | (nib[21, 30] << 4)
+
+
+def test_linear_q_packed_errors():
+    q, s, m = quantized(16, 32, 4, True, 8)
+    pq, ps, _ = pack_linear_weight(q, s, None)
+    x = torch.randn(2, 32)
+
+    def fails(args, pattern, out_shape=(2, 16)):
+        with pytest.raises(PocketError, match=pattern):
+            check("pocket::linear_q_packed", args, expected=torch.empty(out_shape))
+
+    fails([x, pq, ps, None, None, 4, 8, 0], r"linear_q_packed: act_mode is 0, expected 1 .*use linear_q")
+    fails([x, pq, ps, None, None, 8, 8, 1], r"linear_q_packed: bits is 8, expected 4")
+    fails([x, pq, ps, None, None, 4, 12, 1], r"linear_q_packed: group_size is 12, expected a positive multiple of 8")
+    fails([torch.randn(2, 40), pq, ps, None, None, 4, 8, 1],
+          r"linear_q_packed: qweight has shape \[1, 4, 64\], expected \[out_features / 16, 5, 64\]")
+    fails([x, q, s, None, None, 4, 8, 1], r"linear_q_packed: qweight has shape \[16, 16\], expected")
+    fails([x, pq.view(torch.int8), ps, None, None, 4, 8, 1], r"linear_q_packed: qweight has dtype int8")
+    fails([x, pq, s, None, None, 4, 8, 1], r"linear_q_packed: scales has shape \[16, 4\], expected \[1, 4, 16\]")
+    fails([x, pq, ps, ps[:, :2], None, 4, 8, 1], r"linear_q_packed: mins has shape \[1, 2, 16\]")
+    fails([x, pq, ps, None, None, 4, 8, 2], r"linear_q_packed: act_mode 2 .* multiple of 32, got 8")
 
 
 # ---- embedding_q

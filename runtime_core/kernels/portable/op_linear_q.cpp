@@ -1,4 +1,6 @@
 // pocket::linear_q(Tensor x, Tensor qweight, Tensor scales, Tensor? mins, Tensor? bias, int bits, int group_size, int act_mode) -> Tensor
+// pocket::linear_q_packed(same arguments) -> Tensor: 4-bit weights in the int8 kernels' layout
+//   (QuantWeight::packed), act_mode 1 or 2; here each weight row is unpacked as for linear_q.
 //
 // x (..., K) float32 · dequantize(qweight (N, K))ᵀ + bias -> (..., N) float32; formats in
 // schema/QUANTIZATION.md, reference in exporter/quant/ops.py.
@@ -18,6 +20,7 @@ namespace pocket {
 namespace {
 
 constexpr const char* kOp = "linear_q";
+constexpr const char* kPackedOp = "linear_q_packed";
 constexpr int64_t kBlock = 32;  // columns per activation scale in act_mode 2
 // Weight rows unpacked together: each row of x is then read once per kRows weight rows,
 // which keeps long prefills (many rows of x) from streaming x through the cache per row.
@@ -64,11 +67,16 @@ Error linear_fp32(KernelContext& ctx, const Problem& p) {
 }
 
 // act_mode 1: y[r, c] (before the bias) from weight row q (k values).
+// The scales and mins (null: symmetric) of one weight row.
+struct RowScales {
+  const float* s;
+  const float* mins;
+};
+
 template <typename W>
-float per_token(const Problem& p, const QuantizedX& a, int64_t r, int64_t c, const W* q) {
+float per_token(const Problem& p, const QuantizedX& a, int64_t r, RowScales rs, const W* q) {
   const int64_t g = p.w.group_size, groups = p.w.groups;
-  const float* s = p.w.scales + c * groups;
-  const float* mins = p.w.mins != nullptr ? p.w.mins + c * groups : nullptr;
+  const float *s = rs.s, *mins = rs.mins;
   const int16_t* xr = a.xq + r * p.k;
   double acc = 0;
   for (int64_t j = 0; j < groups; ++j) {
@@ -81,10 +89,9 @@ float per_token(const Problem& p, const QuantizedX& a, int64_t r, int64_t c, con
 
 // act_mode 2: y[r, c] (before the bias) from weight row q (k values).
 template <typename W>
-float per_block(const Problem& p, const QuantizedX& a, int64_t r, int64_t c, const W* q) {
+float per_block(const Problem& p, const QuantizedX& a, int64_t r, RowScales rs, const W* q) {
   const int64_t blocks = p.k / kBlock, per_group = p.w.group_size / kBlock;
-  const float* s = p.w.scales + c * p.w.groups;
-  const float* mins = p.w.mins != nullptr ? p.w.mins + c * p.w.groups : nullptr;
+  const float *s = rs.s, *mins = rs.mins;
   const int16_t* xr = a.xq + r * p.k;
   const float* sx = a.scales + r * blocks;
   double acc = 0;
@@ -97,12 +104,13 @@ float per_block(const Problem& p, const QuantizedX& a, int64_t r, int64_t c, con
   return static_cast<float>(acc);
 }
 
-// y[:, c0 : c0 + rows] from weight rows q[0 .. rows).
+// y[:, c0 : c0 + rows] from weight rows q[0 .. rows) and their scales rs.
 template <typename W>
-void columns_int8(const Problem& p, const QuantizedX& a, int64_t c0, int64_t rows, const W* const* q) {
+void columns_int8(const Problem& p, const QuantizedX& a, int64_t c0, int64_t rows, const W* const* q,
+                  const RowScales* rs) {
   for (int64_t r = 0; r < p.m; ++r)
     for (int64_t i = 0; i < rows; ++i) {
-      float v = p.act_mode == 1 ? per_token(p, a, r, c0 + i, q[i]) : per_block(p, a, r, c0 + i, q[i]);
+      float v = p.act_mode == 1 ? per_token(p, a, r, rs[i], q[i]) : per_block(p, a, r, rs[i], q[i]);
       p.y[r * p.n + c0 + i] = add_bias(v, p.bias, c0 + i);
     }
 }
@@ -131,55 +139,73 @@ Error linear_int8(KernelContext& ctx, const Problem& p) {
   const int64_t slices = detail::slice_count(ctx, blocks, kRows * row_work(p));
   int8_t* unpacked = nullptr;  // per slice (kRows, k) 4-bit rows as int8
   if (p.w.bits == 4) e = detail::temp_array(ctx, kOp, "unpacked weight rows", slices * kRows * p.k, &unpacked);
+  float* gathered = nullptr;  // per slice (kRows, 2, groups): a packed weight's row scales and mins
+  if (e == Error::Ok && p.w.packed)
+    e = detail::temp_array(ctx, kOp, "row scales", slices * kRows * 2 * p.w.groups, &gathered);
   if (e != Error::Ok) return e;
   detail::parallel_slices(ctx, blocks, slices, [&](int64_t s, int64_t b0, int64_t b1) {
     int8_t* un = unpacked != nullptr ? unpacked + s * kRows * p.k : nullptr;
+    float* gs = gathered != nullptr ? gathered + s * kRows * 2 * p.w.groups : nullptr;
     for (int64_t c0 = b0 * kRows; c0 < p.n && c0 < b1 * kRows; c0 += kRows) {
       const int64_t rows = p.n - c0 < kRows ? p.n - c0 : kRows;
       const int8_t* q8[kRows];
       const uint8_t* u8[kRows];
+      RowScales rs[kRows];
       for (int64_t i = 0; i < rows; ++i) {
         if (p.w.bits == 4) detail::unpack_row_4bit(p.w, c0 + i, un + i * p.k);
         q8[i] = p.w.bits == 4 ? un + i * p.k : reinterpret_cast<const int8_t*>(p.w.row(c0 + i));
-        u8[i] = p.w.row(c0 + i);
+        u8[i] = p.w.bits == 4 ? nullptr : p.w.row(c0 + i);
+        float* scratch = gs != nullptr ? gs + i * 2 * p.w.groups : nullptr;
+        rs[i].s = detail::row_scales(p.w, p.w.scales, c0 + i, scratch);
+        rs[i].mins = p.w.symmetric() ? nullptr
+                                     : detail::row_scales(p.w, p.w.mins, c0 + i,
+                                                          scratch != nullptr ? scratch + p.w.groups : nullptr);
       }
       if (p.w.bits == 8 && !p.w.symmetric())
-        columns_int8(p, a, c0, rows, u8);
+        columns_int8(p, a, c0, rows, u8, rs);
       else
-        columns_int8(p, a, c0, rows, q8);
+        columns_int8(p, a, c0, rows, q8, rs);
     }
   });
   return Error::Ok;
 }
 
-// Checks every argument and fills p (except y).
-Error parse(KernelContext& ctx, Value** args, Problem* p) {
+// Checks every argument and fills p (except y); `packed`: linear_q_packed's layout.
+Error parse(KernelContext& ctx, Value** args, Problem* p, bool packed) {
+  const char* op = packed ? kPackedOp : kOp;
   const Tensor& x = args[0]->tensor;
   const Tensor* mins = args[3]->is_none() ? nullptr : &args[3]->tensor;
   const Tensor* bias = args[4]->is_none() ? nullptr : &args[4]->tensor;
   const Tensor& out = args[8]->tensor;
-  Error e = detail::expect_dtype(ctx, kOp, "x", x, ScalarType::Float32);
-  if (e == Error::Ok) e = detail::expect_dtype(ctx, kOp, "output", out, ScalarType::Float32);
+  Error e = detail::expect_dtype(ctx, op, "x", x, ScalarType::Float32);
+  if (e == Error::Ok) e = detail::expect_dtype(ctx, op, "output", out, ScalarType::Float32);
   if (e != Error::Ok) return e;
-  if (x.dim < 1) return ctx.fail(Error::InvalidArgument, "%s: x is 0-d, expected at least 1 dim", kOp);
+  if (x.dim < 1) return ctx.fail(Error::InvalidArgument, "%s: x is 0-d, expected at least 1 dim", op);
   p->act_mode = args[7]->i;
   if (p->act_mode < 0 || p->act_mode > 2)
     return ctx.fail(Error::InvalidArgument,
                     "%s: act_mode is %lld, expected 0 (fp32), 1 (int8 per token) or 2 (int8 per block of 32)",
-                    kOp, static_cast<long long>(p->act_mode));
+                    op, static_cast<long long>(p->act_mode));
   p->k = x.sizes[x.dim - 1];
   p->m = p->k == 0 ? 0 : x.numel() / p->k;
-  e = detail::read_quant_weight(ctx, kOp, args[1]->tensor, args[2]->tensor, mins, args[5]->i, args[6]->i,
-                                p->k, &p->w);
+  if (packed && p->act_mode == 0)
+    return ctx.fail(Error::InvalidArgument,
+                    "%s: act_mode is 0, expected 1 (int8 per token) or 2 (int8 per block of 32): the packed layout "
+                    "is for int8 activations (use linear_q for fp32 ones)",
+                    op);
+  e = packed ? detail::read_packed_quant_weight(ctx, op, args[1]->tensor, args[2]->tensor, mins, args[5]->i,
+                                                args[6]->i, p->k, &p->w)
+             : detail::read_quant_weight(ctx, op, args[1]->tensor, args[2]->tensor, mins, args[5]->i, args[6]->i,
+                                         p->k, &p->w);
   if (e != Error::Ok) return e;
   p->n = p->w.rows;
   if (p->act_mode == 2 && p->w.group_size % kBlock != 0)
     return ctx.fail(Error::InvalidArgument,
                     "%s: act_mode 2 (int8 per block of 32) needs a group_size that is a multiple of 32, got %lld",
-                    kOp, static_cast<long long>(p->w.group_size));
-  if (bias != nullptr) e = detail::expect_vector(ctx, kOp, "bias", *bias, p->n, ScalarType::Float32);
-  if (e == Error::Ok) e = detail::contiguous_data(ctx, kOp, "x", x, &p->x);
-  if (e == Error::Ok && bias != nullptr) e = detail::contiguous_data(ctx, kOp, "bias", *bias, &p->bias);
+                    op, static_cast<long long>(p->w.group_size));
+  if (bias != nullptr) e = detail::expect_vector(ctx, op, "bias", *bias, p->n, ScalarType::Float32);
+  if (e == Error::Ok) e = detail::contiguous_data(ctx, op, "x", x, &p->x);
+  if (e == Error::Ok && bias != nullptr) e = detail::contiguous_data(ctx, op, "bias", *bias, &p->bias);
   return e;
 }
 
@@ -187,15 +213,15 @@ Error parse(KernelContext& ctx, Value** args, Problem* p) {
 
 namespace detail {
 
-Error prepare_linear_q(KernelContext& ctx, Value** args, LinearQProblem* p) {
-  Error e = parse(ctx, args, p);
+Error prepare_linear_q(KernelContext& ctx, Value** args, LinearQProblem* p, bool packed) {
+  Error e = parse(ctx, args, p, packed);
   if (e != Error::Ok) return e;
   const Tensor& x = args[0]->tensor;
   Tensor& out = args[8]->tensor;
   int64_t sizes[kMaxDim];
   for (int d = 0; d < x.dim; ++d) sizes[d] = x.sizes[d];
   sizes[x.dim - 1] = p->n;
-  e = resize_output(ctx, kOp, out, sizes, x.dim);
+  e = resize_output(ctx, packed ? kPackedOp : kOp, out, sizes, x.dim);
   if (e != Error::Ok) return e;
   p->y = out.data_as<float>();
   return Error::Ok;
@@ -210,6 +236,12 @@ Error linear_q_portable(KernelContext& ctx, const LinearQProblem& p) {
 Error op_linear_q(KernelContext& ctx, Value** args) {
   detail::LinearQProblem p;
   Error e = detail::prepare_linear_q(ctx, args, &p);
+  return e != Error::Ok ? e : detail::linear_q_portable(ctx, p);
+}
+
+Error op_linear_q_packed(KernelContext& ctx, Value** args) {
+  detail::LinearQProblem p;
+  Error e = detail::prepare_linear_q(ctx, args, &p, /*packed=*/true);
   return e != Error::Ok ? e : detail::linear_q_portable(ctx, p);
 }
 

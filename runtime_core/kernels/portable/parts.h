@@ -127,7 +127,8 @@ struct LinearQProblem {
   int64_t m = 0, k = 0, n = 0;
   int64_t act_mode = 0;         // 0 fp32, 1 int8 per token, 2 int8 per block of 32
 };
-Error prepare_linear_q(KernelContext& ctx, Value** args, LinearQProblem* p);
+// `packed`: pocket::linear_q_packed's arguments (QuantWeight::packed, act_mode 1 or 2).
+Error prepare_linear_q(KernelContext& ctx, Value** args, LinearQProblem* p, bool packed = false);
 Error linear_q_portable(KernelContext& ctx, const LinearQProblem& p);
 
 // ---- pocket::sdpa: causal attention over a KV cache, float32 (the caches may be float16:

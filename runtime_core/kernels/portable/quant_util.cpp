@@ -83,10 +83,76 @@ Error read_quant_weight(KernelContext& ctx, const char* op, const Tensor& qweigh
   return Error::Ok;
 }
 
+Error read_packed_quant_weight(KernelContext& ctx, const char* op, const Tensor& qweight,
+                               const Tensor& scales, const Tensor* mins, int64_t bits, int64_t group_size,
+                               int64_t cols, QuantWeight* w) {
+  if (bits != 4)
+    return ctx.fail(Error::InvalidArgument, "%s: bits is %lld, expected 4 (the packed layout holds 4-bit weights)",
+                    op, static_cast<long long>(bits));
+  if (group_size <= 0 || group_size % kPackedStep != 0)
+    return ctx.fail(Error::InvalidArgument, "%s: group_size is %lld, expected a positive multiple of %lld", op,
+                    static_cast<long long>(group_size), static_cast<long long>(kPackedStep));
+  if (cols % group_size != 0)
+    return ctx.fail(Error::InvalidArgument, "%s: %lld columns are not a multiple of group_size %lld", op,
+                    static_cast<long long>(cols), static_cast<long long>(group_size));
+  char buf[128];
+  const int64_t steps = cols / kPackedStep, groups = cols / group_size;
+  if (qweight.dim != 3 || qweight.sizes[1] != steps || qweight.sizes[2] != 4 * kPackedLanes)
+    return ctx.fail(Error::InvalidArgument,
+                    "%s: qweight has shape %s, expected [out_features / %lld, %lld, %lld] (packed: %lld columns)",
+                    op, shape_string(qweight.sizes, qweight.dim, buf, sizeof buf),
+                    static_cast<long long>(kPackedLanes), static_cast<long long>(steps),
+                    static_cast<long long>(4 * kPackedLanes), static_cast<long long>(cols));
+  if (qweight.dtype != ScalarType::UInt8)
+    return ctx.fail(Error::InvalidArgument, "%s: qweight has dtype %s, expected uint8", op,
+                    scalar_type_name(qweight.dtype));
+  const int64_t blocks = qweight.sizes[0];
+  for (const Tensor* t : {&scales, mins}) {
+    if (t == nullptr) continue;
+    const char* name = t == &scales ? "scales" : "mins";
+    Error e = expect_dtype(ctx, op, name, *t, ScalarType::Float32);
+    if (e != Error::Ok) return e;
+    if (t->dim != 3 || t->sizes[0] != blocks || t->sizes[1] != groups || t->sizes[2] != kPackedLanes)
+      return ctx.fail(Error::InvalidArgument, "%s: %s has shape %s, expected [%lld, %lld, %lld] (packed)", op, name,
+                      shape_string(t->sizes, t->dim, buf, sizeof buf), static_cast<long long>(blocks),
+                      static_cast<long long>(groups), static_cast<long long>(kPackedLanes));
+  }
+  Error e = contiguous_data(ctx, op, "qweight", qweight, &w->data);
+  if (e == Error::Ok) e = contiguous_data(ctx, op, "scales", scales, &w->scales);
+  w->mins = nullptr;
+  if (e == Error::Ok && mins != nullptr) e = contiguous_data(ctx, op, "mins", *mins, &w->mins);
+  if (e != Error::Ok) return e;
+  w->rows = blocks * kPackedLanes;
+  w->cols = cols;
+  w->group_size = group_size;
+  w->groups = groups;
+  w->row_bytes = cols / 2;
+  w->bits = 4;
+  w->packed = true;
+  return Error::Ok;
+}
+
+const float* row_scales(const QuantWeight& w, const float* values, int64_t r, float* scratch) {
+  if (!w.packed) return values + r * w.groups;
+  const float* block = values + (r / kPackedLanes) * w.groups * kPackedLanes + r % kPackedLanes;
+  for (int64_t j = 0; j < w.groups; ++j) scratch[j] = block[j * kPackedLanes];
+  return scratch;
+}
+
 void unpack_row_4bit(const QuantWeight& w, int64_t r, int8_t* __restrict out) {
+  const int offset = w.symmetric() ? 8 : 0;
+  if (w.packed) {
+    const int64_t steps = w.cols / kPackedStep, lane = 4 * (r % kPackedLanes);
+    const uint8_t* __restrict p = w.data + (r / kPackedLanes) * steps * 4 * kPackedLanes + lane;
+    for (int64_t t = 0; t < steps; ++t, p += 4 * kPackedLanes)
+      for (int i = 0; i < 4; ++i) {
+        out[kPackedStep * t + i] = static_cast<int8_t>((p[i] & 0x0F) - offset);
+        out[kPackedStep * t + 4 + i] = static_cast<int8_t>((p[i] >> 4) - offset);
+      }
+    return;
+  }
   const uint8_t* __restrict p = w.row(r);
   const int64_t n = w.row_bytes;  // a local: out (a char type) could alias w's fields
-  const int offset = w.symmetric() ? 8 : 0;
   for (int64_t j = 0; j < n; ++j) {
     out[2 * j] = static_cast<int8_t>((p[j] & 0x0F) - offset);
     out[2 * j + 1] = static_cast<int8_t>((p[j] >> 4) - offset);

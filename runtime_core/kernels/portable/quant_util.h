@@ -17,12 +17,19 @@ namespace detail {
 //          symmetric q = nibble - 8, asymmetric q = nibble
 //   8-bit: int8 (rows, cols) symmetric, uint8 (rows, cols) asymmetric
 //   w = q * scale (+ min)
+// linear_q_packed's layout: blocks of kPackedLanes rows, steps of kPackedStep columns.
+constexpr int64_t kPackedLanes = 16, kPackedStep = 8;
+
 struct QuantWeight {
-  const uint8_t* data = nullptr;  // (rows, row_bytes), contiguous
-  const float* scales = nullptr;  // (rows, groups)
-  const float* mins = nullptr;    // (rows, groups); null when symmetric
+  const uint8_t* data = nullptr;  // (rows, row_bytes), contiguous; packed: (rows / 16, cols / 8, 64)
+  const float* scales = nullptr;  // (rows, groups); packed: (rows / 16, groups, 16)
+  const float* mins = nullptr;    // as scales; null when symmetric
   int64_t rows = 0, cols = 0, group_size = 0, groups = 0, row_bytes = 0;
   int bits = 0;
+  // 4-bit only: linear_q_packed's layout (exporter/quant/ops.py pack_linear_weight), 16 rows
+  // across lanes: byte [b, t, 4c + i] holds columns 8t + i (low nibble) and 8t + 4 + i (high)
+  // of row 16b + c. row() and row_bytes do not apply.
+  bool packed = false;
 
   bool symmetric() const { return mins == nullptr; }
   const uint8_t* row(int64_t r) const { return data + r * row_bytes; }
@@ -35,6 +42,16 @@ struct QuantWeight {
 Error read_quant_weight(KernelContext& ctx, const char* op, const Tensor& qweight,
                         const Tensor& scales, const Tensor* mins, int64_t bits, int64_t group_size,
                         int64_t cols, QuantWeight* w);
+
+// linear_q_packed's weight: checks the packed shapes (rows % 16 == 0, `cols` % 8 == 0,
+// group_size % 8 == 0, bits 4) and points `w` at the data as read_quant_weight does.
+Error read_packed_quant_weight(KernelContext& ctx, const char* op, const Tensor& qweight,
+                               const Tensor& scales, const Tensor* mins, int64_t bits, int64_t group_size,
+                               int64_t cols, QuantWeight* w);
+
+// Row r's scales (and mins) of w: a pointer into w, or for a packed w gathered into `scratch`
+// (w.groups floats).
+const float* row_scales(const QuantWeight& w, const float* values, int64_t r, float* scratch);
 
 // Row r of a 4-bit w as integer values (symmetric [-8, 7], asymmetric [0, 15]). 8-bit rows
 // need no unpacking: w.row(r) are the values (int8 symmetric, uint8 asymmetric).
