@@ -203,6 +203,7 @@ SUPPORTED_OPS = {
     "pocket::conv2d_q8_packed": "TTTtfiIIIIigg>T",
     "pocket::convolution_clamp": "TTtIIIigg>T",
     "pocket::embedding_q": "TTtTii>T",
+    "pocket::embedding_q_packed": "TTtTii>T",
     "pocket::linear_q": "TTTttiii>T",
     "pocket::linear_q_packed": "TTTttiii>T",
     "pocket::rms_norm": "TTf>T",

@@ -5,6 +5,7 @@ from pocket.exporter.passes.constant_fold import constant_fold
 from pocket.exporter.passes.drop_asserts import drop_asserts
 from pocket.exporter.passes.fold_batchnorm import fold_batchnorm
 from pocket.exporter.passes.fuse_activation import fuse_conv_activation
+from pocket.exporter.passes.pack_linear import pack_linear_q
 from pocket.exporter.passes.reinplace import reinplace
 
 
@@ -20,6 +21,7 @@ def run_passes(mg, int8_calibration: list | None = None) -> int:
 
         quantized = quantize_convolutions(mg, int8_calibration)
     fuse_conv_activation(mg)
+    pack_linear_q(mg)
     mg.graph.eliminate_dead_code()
     _drop_unused_constants(mg)
     check_support(mg)

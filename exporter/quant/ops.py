@@ -13,6 +13,9 @@ within 1e-5 relative).
         linear_q with a 4-bit weight stored in the int8 dot-product kernels' layout
         (pack_linear_weight: 16 output channels across vector lanes, their scales contiguous),
         int8 activations only (act_mode 1 or 2)
+    embedding_q_packed(qweight, scales, mins, indices, bits, group_size)
+        embedding_q on a table in linear_q_packed's layout (tied embeddings: one table serves the
+        embedding and the packed output projection)
     conv2d_q8(x, qweight, w_scales, bias, x_scale, x_zero_point, stride, padding, dilation, groups)
         xq = clamp(round(x / x_scale) + zp, -128, 127) (the division in float32, as torch divides
         a float32 tensor by a Python float); integer convolution of (xq - zp) with the int8
@@ -225,3 +228,15 @@ def linear_q_packed(x: Tensor, qweight: Tensor, scales: Tensor, mins: Optional[T
 @linear_q_packed.register_fake
 def _(x, qweight, scales, mins, bias, bits, group_size, act_mode):
     return x.new_empty((*x.shape[:-1], qweight.shape[0] * LINEAR_LANES), dtype=torch.float32)
+
+
+@torch.library.custom_op("pocket::embedding_q_packed", mutates_args=())
+def embedding_q_packed(qweight: Tensor, scales: Tensor, mins: Optional[Tensor], indices: Tensor, bits: int,
+                       group_size: int) -> Tensor:
+    q, s, m = unpack_linear_weight(qweight, scales, mins)
+    return embedding_q(q, s, m, indices, bits, group_size)
+
+
+@embedding_q_packed.register_fake
+def _(qweight, scales, mins, indices, bits, group_size):
+    return qweight.new_empty((*indices.shape, qweight.shape[1] * LINEAR_STEP), dtype=torch.float32)

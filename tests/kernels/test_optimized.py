@@ -18,6 +18,9 @@ Tolerances:
 - linear_q with int8 activations: integer sums are exact and scaled in double, so
   |difference| <= 1e-6 * (|portable| + Σ|terms|); on inputs whose scales are all 1 the
   results are integers and must be identical.
+- linear_q_packed: exact integer sums per group (or block of 32), scaled and summed in float32
+  (the portable kernel: double): |difference| <= 1e-5 * (|portable| + Σ|terms|); integers on
+  unit scales, identical.
 - Module outputs with 1 and 2 threads: the kernels split work without changing any
   output's arithmetic except where a tile boundary moves: rtol = atol = 1e-5.
 """
@@ -33,7 +36,7 @@ from examples import models
 from native_testing import run_kernel
 from pocket import _native
 from pocket.exporter.quant.formats import WeightFormat, quantize
-from pocket.exporter.quant.ops import pack_conv_weight
+from pocket.exporter.quant.ops import pack_conv_weight, pack_linear_weight, unpack_linear_weight
 from random_models import tiny_llm
 
 CANDIDATES = ["avx2_fma", "avx2_fma,avx512", "avx2_fma,avx512,avx512_vnni", "neon", "neon,dotprod",
@@ -230,6 +233,24 @@ def linear_q_cases():
                 yield [x, q, s, mins, torch.randn(n) if m % 2 else None, bits, g, act_mode], torch.empty(m, n)
 
 
+# (act_mode, group size, K) for linear_q_packed: one step per group, odd step counts, groups
+# of several blocks of 32 in act_mode 2, a group past kMaxSpan (8192: the portable fallback).
+QP_MODES = [(1, 8, 40), (1, 24, 72), (1, 32, 576), (1, 128, 384), (2, 32, 96), (2, 64, 192), (1, 16384, 16384)]
+
+
+def linear_q_packed_cases():
+    for sym in (True, False):
+        for act_mode, g, k in QP_MODES:
+            for m in (1, 2, 3, 5, 9) if k < 16384 else (1, 3):
+                n = (16, 32, 48)[(m + k) % 3]
+                q, s, mins = quantize(torch.randn(n, k), WeightFormat(4, g, sym))
+                x = torch.randn(m, k) * 3
+                if m == 5:
+                    x = torch.randn(k, m).t() * 3  # strided
+                bias = torch.randn(n) if m % 2 else None
+                yield [x, *pack_linear_weight(q, s, mins), bias, 4, g, act_mode], torch.empty(m, n)
+
+
 def linear_q_magnitude(args):
     """Σ|x| · max|dequantized w| per output (plus |bias|)."""
     x, q, s, mins, bias, bits, g, _ = args
@@ -298,6 +319,7 @@ CASES = {
     "pocket::convolution_clamp": convolution_clamp_cases,
     "pocket::conv2d_q8_packed": conv2d_q8_packed_cases,
     "pocket::linear_q": linear_q_cases,
+    "pocket::linear_q_packed": linear_q_packed_cases,
     "pocket::sdpa": sdpa_cases,
     "pocket::rms_norm": rms_norm_cases,
     "pocket::rope": rope_cases,
@@ -322,6 +344,9 @@ def test_optimized_matches_portable(op, table):
         if op == "pocket::linear_q":
             tol = 1e-5 if args[7] == 0 else 1e-6
             check(op, args, like, table, linear_q_magnitude(args), tol)
+        elif op == "pocket::linear_q_packed":
+            check(op, args, like, table, linear_q_magnitude([args[0], *unpack_linear_weight(*args[1:4]), *args[4:]]),
+                  1e-5)
         elif op == "pocket::sdpa":
             check(op, args, like, table, run(op, args[:2] + [args[2].abs()] + args[3:], like), 1e-5)
         elif op == "pocket::rope":
@@ -362,6 +387,21 @@ def test_linear_q_int8_paths_are_exact(table, bits, sym, act_mode):
         assert torch.equal(want, want.round()), "unit scales give integers"
         for threads in (1, 2):
             got = run("pocket::linear_q", args, torch.empty(m, 11), table, threads)
+            assert torch.equal(got, want), f"{_native.kernel_set(table)} m={m} threads={threads}"
+
+
+@pytest.mark.parametrize("table", SETS)
+@pytest.mark.parametrize("sym", [True, False])
+@pytest.mark.parametrize("act_mode", [1, 2])
+def test_linear_q_packed_is_exact_on_unit_scales(table, sym, act_mode):
+    gen = torch.Generator().manual_seed(7 + act_mode + 2 * sym)
+    for m in (1, 2, 7):
+        x, q, s, mins, _, _, g, _ = unit_scale_linear_q(4, sym, m, 256, 32, 32 if act_mode == 2 else 64, act_mode, gen)
+        args = [x, *pack_linear_weight(q, s, mins), torch.randint(-9, 9, (32,)).float(), 4, g, act_mode]
+        want = run("pocket::linear_q", [x, q, s, mins, args[4], 4, g, act_mode], torch.empty(m, 32))
+        assert torch.equal(want, want.round()), "unit scales give integers"
+        for threads in (1, 2):
+            got = run("pocket::linear_q_packed", args, torch.empty(m, 32), table, threads)
             assert torch.equal(got, want), f"{_native.kernel_set(table)} m={m} threads={threads}"
 
 

@@ -217,7 +217,7 @@ def test_linear_q_packed_errors():
     fails([x, pq, ps, None, None, 8, 8, 1], r"linear_q_packed: bits is 8, expected 4")
     fails([x, pq, ps, None, None, 4, 12, 1], r"linear_q_packed: group_size is 12, expected a positive multiple of 8")
     fails([torch.randn(2, 40), pq, ps, None, None, 4, 8, 1],
-          r"linear_q_packed: qweight has shape \[1, 4, 64\], expected \[out_features / 16, 5, 64\]")
+          r"linear_q_packed: qweight has shape \[1, 4, 64\], expected \[rows / 16, 5, 64\]")
     fails([x, q, s, None, None, 4, 8, 1], r"linear_q_packed: qweight has shape \[16, 16\], expected")
     fails([x, pq.view(torch.int8), ps, None, None, 4, 8, 1], r"linear_q_packed: qweight has dtype int8")
     fails([x, pq, s, None, None, 4, 8, 1], r"linear_q_packed: scales has shape \[16, 4\], expected \[1, 4, 16\]")

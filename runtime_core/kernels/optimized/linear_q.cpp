@@ -8,6 +8,10 @@
 //   with the portable kernel), packed to int8 and its per-group sums taken; the microkernel
 //   takes exact integer dot products and applies the scales in double.
 // Other group sizes run the portable kernel. Work is split over weight rows.
+//
+// pocket::linear_q_packed (act_mode 1, 2; 4-bit weights in blocks of 16 channels): x is
+// quantized once, its sums per span taken (a group, at most 8192 columns, in act_mode 1;
+// 32 columns in act_mode 2), and the blocks are split over the threads.
 #include "../portable/parallel_util.h"
 #include "ukernels.h"
 
@@ -122,7 +126,51 @@ Error run_i8(KernelContext& ctx, const LinearQProblem& p, const LinearQI8Kernels
   return Error::Ok;
 }
 
+// Spans of columns whose int32 sums a linear_qp tile converts to float32 exactly.
+constexpr int64_t kMaxSpan = 8192;
+
+Error run_packed(KernelContext& ctx, const LinearQProblem& p, const LinearQPKernels& k) {
+  LinearQPProblem q;
+  q.span = p.act_mode == 1 ? p.w.group_size : kBlock;
+  q.spans = p.k / q.span;
+  const int64_t scale_cols = p.act_mode == 1 ? p.k : kBlock;
+  int16_t* x16 = nullptr;
+  int8_t* xq = nullptr;
+  float* sx = nullptr;
+  int32_t* xs = nullptr;
+  Error e = temp_array(ctx, kOp, "int8 activations", p.m * p.k, &x16);
+  if (e == Error::Ok) e = temp_array(ctx, kOp, "packed int8 activations", p.m * p.k, &xq);
+  if (e == Error::Ok) e = temp_array(ctx, kOp, "activation scales", p.m * (p.k / scale_cols), &sx);
+  if (e == Error::Ok) e = temp_array(ctx, kOp, "activation sums", p.m * q.spans, &xs);
+  if (e != Error::Ok) return e;
+  quantize_activations(p.x, p.m, p.k, scale_cols, x16, sx);
+  for (int64_t i = 0; i < p.m * p.k; ++i) xq[i] = static_cast<int8_t>(x16[i]);
+  for (int64_t i = 0; i < p.m * q.spans; ++i) xs[i] = sum_int16(x16 + i * q.span, q.span);
+  q.w = p.w;
+  q.xq = xq;
+  q.xs = xs;
+  q.sx = sx;
+  q.bias = p.bias;
+  q.y = p.y;
+  q.m = p.m;
+  q.k = p.k;
+  q.n = p.n;
+  q.act_mode = static_cast<int>(p.act_mode);
+  ctx.parallel_for(p.n / kPackedLanes, grain_for(kPackedLanes * p.m * p.k),
+                   [&](int64_t b0, int64_t b1) { k.run(q, b0, b1); });
+  return Error::Ok;
+}
+
 }  // namespace
+
+Error linear_q_packed_with(KernelContext& ctx, Value** args, const LinearQI8Kernels& i8) {
+  LinearQProblem p;
+  Error e = prepare_linear_q(ctx, args, &p, /*packed=*/true);
+  if (e != Error::Ok) return e;
+  if (p.m == 0 || p.n == 0) return Error::Ok;
+  if (i8.packed != nullptr && (p.act_mode == 2 || p.w.group_size <= kMaxSpan)) return run_packed(ctx, p, *i8.packed);
+  return linear_q_portable(ctx, p);
+}
 
 Error linear_q_with(KernelContext& ctx, Value** args, const GemmKernels& g, const LinearQF32Kernels& f32,
                     const LinearQI8Kernels& i8) {

@@ -18,7 +18,7 @@ constexpr bool kVnni = false;
 #define POCKET_I8_ROW_TILE(NR, F, MODE) tile<1, NR, F, MODE>
 #include "linear_q_i8_x86_run.inc"
 
-extern const LinearQI8Kernels kLinearQI8Avx2 = {run, offset_of};
+extern const LinearQI8Kernels kLinearQI8Avx2 = {run, offset_of, &kLinearQPI8Avx2};
 
 }  // namespace detail
 }  // namespace pocket

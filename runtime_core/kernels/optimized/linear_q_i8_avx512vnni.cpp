@@ -153,7 +153,7 @@ POCKET_TARGET void tile512(const LinearQI8Problem& p, int64_t r0, int64_t c) {
 #define POCKET_I8_ROW_TILE(NR, F, MODE) tile512<1, NR, F, MODE>
 #include "linear_q_i8_x86_run.inc"
 
-extern const LinearQI8Kernels kLinearQI8Avx512Vnni = {run, offset_of};
+extern const LinearQI8Kernels kLinearQI8Avx512Vnni = {run, offset_of, &kLinearQPI8Avx512Vnni};
 
 }  // namespace detail
 }  // namespace pocket

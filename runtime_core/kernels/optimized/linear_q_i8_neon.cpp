@@ -15,7 +15,7 @@ constexpr int kBigMr = 2, kBigNr = 4, kRowNr = 4;
 constexpr bool kDot = false;
 #include "linear_q_i8_arm.inc"
 
-extern const LinearQI8Kernels kLinearQI8Neon = {run, offset_of};
+extern const LinearQI8Kernels kLinearQI8Neon = {run, offset_of, &kLinearQPI8Neon};
 
 }  // namespace detail
 }  // namespace pocket

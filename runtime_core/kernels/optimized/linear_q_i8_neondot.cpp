@@ -16,7 +16,7 @@ constexpr int kBigMr = 2, kBigNr = 4, kRowNr = 4;
 constexpr bool kDot = true;
 #include "linear_q_i8_arm.inc"
 
-extern const LinearQI8Kernels kLinearQI8NeonDot = {run, offset_of};
+extern const LinearQI8Kernels kLinearQI8NeonDot = {run, offset_of, &kLinearQPI8NeonDot};
 
 }  // namespace detail
 }  // namespace pocket

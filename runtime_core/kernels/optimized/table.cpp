@@ -1,7 +1,8 @@
 // Which optimized kernel serves which op on which CPU. Each op-level kernel is a driver
 // (gemm.cpp, conv.cpp, linear_q.cpp, sdpa.cpp) bound to the best microkernels of a set:
 //
-// (convolution_clamp: the conv kernel of the set, then a clamp.)
+// (convolution_clamp: the conv kernel of the set, then a clamp; linear_q_packed: the linear_qp
+// tile of the set's i8 column: avx2 in avx2/avx512, avx512vnni, neon, neondot.)
 //   set         linear/mm/bmm/addmm  conv (1x1, im2col / dw 3x3)  linear_q (f32 / i8)  conv2d_q8 (/ dw 3x3)  sdpa  rms_norm/rope/swiglu
 //   avx2        gemm avx2            gemm avx2 / dw avx2          avx2 / avx2          i16 avx2 / dw avx2    avx2  llm avx2
 //   avx512      gemm avx512          gemm avx512 / dw avx2        avx512 / avx2        i16 avx2 / dw avx2    avx2  llm avx2
@@ -46,6 +47,10 @@ template <const GemmKernels& G, const LinearQF32Kernels& F, const LinearQI8Kerne
 Error linear_q_k(KernelContext& c, Value** a) {
   return linear_q_with(c, a, G, F, I);
 }
+template <const LinearQI8Kernels& I>
+Error linear_q_packed_k(KernelContext& c, Value** a) {
+  return linear_q_packed_with(c, a, I);
+}
 template <const GemmKernels& G, const DwConv3x3Fn& D>
 Error conv_clamp_k(KernelContext& c, Value** a) {
   return convolution_clamp_with(c, a, conv_k<G, D>);
@@ -81,7 +86,8 @@ Error swiglu_k(KernelContext& c, Value** a) {
         {"aten::linear", linear_k<G>}, {"aten::mm", mm_k<G>},                                    \
         {"pocket::conv2d_q8", conv2d_q8_k<Q, D>}, {"pocket::conv2d_q8_packed", conv2d_q8_packed_k<Q, D>}, \
         {"pocket::convolution_clamp", conv_clamp_k<G, D>},                                       \
-        {"pocket::linear_q", linear_q_k<G, F, I>}, {"pocket::sdpa", sdpa_k<R, W>},               \
+        {"pocket::linear_q", linear_q_k<G, F, I>}, {"pocket::linear_q_packed", linear_q_packed_k<I>}, \
+        {"pocket::sdpa", sdpa_k<R, W>},                                                          \
         {"pocket::rms_norm", rms_norm_k<L>}, {"pocket::rope", rope_k<L>},                        \
         {"pocket::swiglu", swiglu_k<L>},                                                         \
   }

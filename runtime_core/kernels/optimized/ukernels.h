@@ -101,11 +101,39 @@ struct LinearQI8Problem {
   int64_t m = 0, k = 0, n = 0;
   int act_mode = 1;
 };
+
+// pocket::linear_q_packed (linear_qp_i8_<isa>.cpp over linear_qp_tile.inc): 4-bit weights
+// packed 16 output channels across vector lanes (QuantWeight::packed), int8 activations. A
+// tile computes mr rows of x times one block of 16 channels. Per step of 8 columns, 64 weight
+// bytes hold 4 columns of each channel in their low nibbles and the next 4 in their high
+// nibbles: two 4-way dot products per lane against 4 broadcast activation bytes each, no
+// horizontal sums. Per span of columns (a group in act_mode 1, a block of 32 in act_mode 2)
+// the exact int32 sums become float32 (exact: |sum| < 2^24 as span <= 8192):
+//   acc += float(Σ xq·u - offset·xs) · (scale · f)  [+ min · (xs · f)]
+// u the nibble, offset 8 (symmetric) or 0 (asymmetric), xs the span's Σ xq, f 1 (act_mode 1)
+// or the block's activation scale (act_mode 2); then y = acc · sx[row] (act_mode 1) + bias.
+// Float32 accumulation over spans, as the other engines do (the unpacked kernels sum in double).
+struct LinearQPProblem {
+  QuantWeight w;                // packed, 4-bit
+  const int8_t* xq = nullptr;   // (m, k)
+  const int32_t* xs = nullptr;  // (m, spans): Σ xq per span
+  const float* sx = nullptr;    // act_mode 1: (m); act_mode 2: (m, spans)
+  const float* bias = nullptr;
+  float* y = nullptr;           // (m, n)
+  int64_t m = 0, k = 0, n = 0, span = 0, spans = 0;
+  int act_mode = 1;
+};
+struct LinearQPKernels {
+  // y[:, 16·b0 : 16·b1) for all m rows.
+  void (*run)(const LinearQPProblem& p, int64_t b0, int64_t b1);
+};
+
 struct LinearQI8Kernels {
   // y[:, c0:c1) for all m rows.
   void (*run)(const LinearQI8Problem& p, int64_t c0, int64_t c1);
   // The weight offset the microkernel uses for a format (bits, symmetric).
   int (*offset)(int bits, bool symmetric);
+  const LinearQPKernels* packed;  // pocket::linear_q_packed
 };
 
 // ---- pocket::conv2d_q8, conv2d_q8_packed (conv_q8_<variant>_<isa>.cpp): an indirect GEMM over
@@ -180,6 +208,8 @@ extern const LinearQF32Kernels kLinearQF32Avx2;
 extern const LinearQF32Kernels kLinearQF32Avx512;
 extern const LinearQI8Kernels kLinearQI8Avx2;
 extern const LinearQI8Kernels kLinearQI8Avx512Vnni;
+extern const LinearQPKernels kLinearQPI8Avx2;
+extern const LinearQPKernels kLinearQPI8Avx512Vnni;
 extern const ConvQ8Kernels kConvQ8I16Avx2;
 extern const ConvQ8Kernels kConvQ8I8Avx512Vnni;
 extern const SdpaRowFn kSdpaAvx2;
@@ -192,6 +222,8 @@ extern const DwConv3x3Fn kDwConv3x3Neon;
 extern const LinearQF32Kernels kLinearQF32Neon;
 extern const LinearQI8Kernels kLinearQI8Neon;
 extern const LinearQI8Kernels kLinearQI8NeonDot;
+extern const LinearQPKernels kLinearQPI8Neon;
+extern const LinearQPKernels kLinearQPI8NeonDot;
 extern const ConvQ8Kernels kConvQ8I16Neon;
 extern const ConvQ8Kernels kConvQ8I8NeonDot;
 extern const SdpaRowFn kSdpaNeon;
@@ -205,6 +237,7 @@ Error linear_with(KernelContext& ctx, Value** args, const GemmKernels& g);
 // dimension the microkernels can stream).
 void matmul_with(KernelContext& ctx, const Matmul& p, const GemmKernels& g);
 Error conv_with(KernelContext& ctx, Value** args, const GemmKernels& g, DwConv3x3Fn dw);
+Error linear_q_packed_with(KernelContext& ctx, Value** args, const LinearQI8Kernels& i8);
 Error linear_q_with(KernelContext& ctx, Value** args, const GemmKernels& g, const LinearQF32Kernels& f32,
                     const LinearQI8Kernels& i8);
 Error sdpa_with(KernelContext& ctx, Value** args, SdpaRowFn row, WidenHalfFn widen);

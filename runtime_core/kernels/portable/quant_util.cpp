@@ -92,20 +92,25 @@ Error read_packed_quant_weight(KernelContext& ctx, const char* op, const Tensor&
   if (group_size <= 0 || group_size % kPackedStep != 0)
     return ctx.fail(Error::InvalidArgument, "%s: group_size is %lld, expected a positive multiple of %lld", op,
                     static_cast<long long>(group_size), static_cast<long long>(kPackedStep));
-  if (cols % group_size != 0)
-    return ctx.fail(Error::InvalidArgument, "%s: %lld columns are not a multiple of group_size %lld", op,
-                    static_cast<long long>(cols), static_cast<long long>(group_size));
   char buf[128];
-  const int64_t steps = cols / kPackedStep, groups = cols / group_size;
-  if (qweight.dim != 3 || qweight.sizes[1] != steps || qweight.sizes[2] != 4 * kPackedLanes)
-    return ctx.fail(Error::InvalidArgument,
-                    "%s: qweight has shape %s, expected [out_features / %lld, %lld, %lld] (packed: %lld columns)",
-                    op, shape_string(qweight.sizes, qweight.dim, buf, sizeof buf),
-                    static_cast<long long>(kPackedLanes), static_cast<long long>(steps),
-                    static_cast<long long>(4 * kPackedLanes), static_cast<long long>(cols));
+  if (qweight.dim != 3 || qweight.sizes[2] != 4 * kPackedLanes)
+    return ctx.fail(Error::InvalidArgument, "%s: qweight has shape %s, expected [rows / %lld, columns / %lld, %lld] (packed)",
+                    op, shape_string(qweight.sizes, qweight.dim, buf, sizeof buf), static_cast<long long>(kPackedLanes),
+                    static_cast<long long>(kPackedStep), static_cast<long long>(4 * kPackedLanes));
   if (qweight.dtype != ScalarType::UInt8)
     return ctx.fail(Error::InvalidArgument, "%s: qweight has dtype %s, expected uint8", op,
                     scalar_type_name(qweight.dtype));
+  if (cols < 0) cols = qweight.sizes[1] * kPackedStep;
+  if (cols % group_size != 0)
+    return ctx.fail(Error::InvalidArgument, "%s: %lld columns are not a multiple of group_size %lld", op,
+                    static_cast<long long>(cols), static_cast<long long>(group_size));
+  const int64_t steps = cols / kPackedStep, groups = cols / group_size;
+  if (qweight.sizes[1] != steps)
+    return ctx.fail(Error::InvalidArgument,
+                    "%s: qweight has shape %s, expected [rows / %lld, %lld, %lld] (packed: %lld columns)", op,
+                    shape_string(qweight.sizes, qweight.dim, buf, sizeof buf), static_cast<long long>(kPackedLanes),
+                    static_cast<long long>(steps), static_cast<long long>(4 * kPackedLanes),
+                    static_cast<long long>(cols));
   const int64_t blocks = qweight.sizes[0];
   for (const Tensor* t : {&scales, mins}) {
     if (t == nullptr) continue;
@@ -161,17 +166,18 @@ void unpack_row_4bit(const QuantWeight& w, int64_t r, int8_t* __restrict out) {
 
 namespace {
 
+// Group j's scale and min at scales[j * stride], mins[j * stride].
 template <typename W>
-POCKET_NO_FP_CONTRACT void scale_row(const W* __restrict q, const float* scales, const float* mins,
+POCKET_NO_FP_CONTRACT void scale_row(const W* __restrict q, const float* scales, const float* mins, int64_t stride,
                                      int64_t groups, int64_t g, float* __restrict out) {
   POCKET_NO_FP_CONTRACT_BODY
   for (int64_t j = 0; j < groups; ++j) {
-    const float s = scales[j];
+    const float s = scales[j * stride];
     if (mins == nullptr) {
       for (int64_t c = j * g; c < (j + 1) * g; ++c) out[c] = static_cast<float>(q[c]) * s;
       continue;
     }
-    const float m = mins[j];
+    const float m = mins[j * stride];
     for (int64_t c = j * g; c < (j + 1) * g; ++c) out[c] = static_cast<float>(q[c]) * s + m;  // not fused
   }
 }
@@ -179,15 +185,18 @@ POCKET_NO_FP_CONTRACT void scale_row(const W* __restrict q, const float* scales,
 }  // namespace
 
 void dequantize_row(const QuantWeight& w, int64_t r, int8_t* scratch, float* out) {
-  const float* scales = w.scales + r * w.groups;
-  const float* mins = w.mins != nullptr ? w.mins + r * w.groups : nullptr;
+  // A packed w keeps row r's values of a group at lane r % 16 of its block's group.
+  const int64_t at = w.packed ? (r / kPackedLanes) * w.groups * kPackedLanes + r % kPackedLanes : r * w.groups;
+  const int64_t stride = w.packed ? kPackedLanes : 1;
+  const float* scales = w.scales + at;
+  const float* mins = w.mins != nullptr ? w.mins + at : nullptr;
   if (w.bits == 4) {
     unpack_row_4bit(w, r, scratch);
-    scale_row<int8_t>(scratch, scales, mins, w.groups, w.group_size, out);
+    scale_row<int8_t>(scratch, scales, mins, stride, w.groups, w.group_size, out);
   } else if (w.symmetric()) {
-    scale_row(reinterpret_cast<const int8_t*>(w.row(r)), scales, mins, w.groups, w.group_size, out);
+    scale_row(reinterpret_cast<const int8_t*>(w.row(r)), scales, mins, 1, w.groups, w.group_size, out);
   } else {
-    scale_row(w.row(r), scales, mins, w.groups, w.group_size, out);
+    scale_row(w.row(r), scales, mins, 1, w.groups, w.group_size, out);
   }
 }
 

@@ -1,0 +1,65 @@
+// pocket::linear_q_packed microkernels, AVX-512 VNNI (x86-64): a block of 16 channels is one
+// vector; VPDPBUSD multiplies the unsigned nibbles by 4 broadcast signed activation bytes per
+// lane. Tile and block loop: linear_qp_tile.inc.
+#if defined(__x86_64__)
+
+// GCC 12's AVX-512 intrinsics start from _mm512_undefined_*(), which -Wuninitialized
+// reports wherever they are inlined (GCC bug 105593, fixed in GCC 13).
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+#include <immintrin.h>
+
+#include <cstring>
+
+#include "ukernels.h"
+
+#define POCKET_TARGET __attribute__((target("avx2,fma,avx512f,avx512bw,avx512vl,avx512vnni")))
+
+namespace pocket {
+namespace detail {
+
+namespace {
+
+struct Vnni {
+  using Acc = __m512i;
+  using W = __m512i;
+  using B = __m512i;
+  using F = __m512;
+  static constexpr int kLanes = 16, kMr = 4;
+  POCKET_TARGET static Acc zero() { return _mm512_setzero_si512(); }
+  POCKET_TARGET static F fzero() { return _mm512_setzero_ps(); }
+  POCKET_TARGET static void nibbles(const uint8_t* p, W* lo, W* hi) {
+    const __m512i b = _mm512_loadu_si512(p), mask = _mm512_set1_epi8(0x0F);
+    *lo = _mm512_and_si512(b, mask);
+    *hi = _mm512_and_si512(_mm512_srli_epi16(b, 4), mask);
+  }
+  POCKET_TARGET static B bcast(const int8_t* x) {
+    int32_t q;
+    std::memcpy(&q, x, 4);
+    return _mm512_set1_epi32(q);
+  }
+  POCKET_TARGET static Acc dot2(Acc acc, W lo, B xa, W hi, B xb) {
+    return _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(acc, lo, xa), hi, xb);
+  }
+  POCKET_TARGET static F fload(const float* p) { return _mm512_loadu_ps(p); }
+  POCKET_TARGET static F fset(float v) { return _mm512_set1_ps(v); }
+  POCKET_TARGET static F fmadd(F a, F b, F c) { return _mm512_fmadd_ps(a, b, c); }
+  POCKET_TARGET static F fmul(F a, F b) { return _mm512_mul_ps(a, b); }
+  POCKET_TARGET static void fstore(float* p, F v) { _mm512_storeu_ps(p, v); }
+  POCKET_TARGET static F cvt(Acc acc, int32_t sub) {
+    return _mm512_cvtepi32_ps(_mm512_sub_epi32(acc, _mm512_set1_epi32(sub)));
+  }
+};
+
+}  // namespace
+
+#include "linear_qp_tile.inc"
+
+extern const LinearQPKernels kLinearQPI8Avx512Vnni = {linear_qp_run<Vnni>};
+
+}  // namespace detail
+}  // namespace pocket
+
+#endif  // __x86_64__
