@@ -57,6 +57,45 @@ def test_quantized_llm_generates_what_the_eager_quantized_model_does():
     assert len(set(want)) >= 3
 
 
+def ops_of(program, method):
+    return set(program.summary["methods"][method]["ops"])
+
+
+@pytest.mark.parametrize("tied", [False, True])
+def test_8da4w_weights_are_packed_once(tied):
+    """Every 4-bit int8-activation weight is stored in the kernels' layout: a tied embedding
+    reads the same packed table (embedding_q_packed), and the file holds no unpacked copy."""
+    c = LlmConfig(vocab_size=96, dim=64, n_layers=2, n_heads=4, n_kv_heads=2, hidden_dim=128, head_dim=16,
+                  tie_embeddings=tied)
+    torch.manual_seed(0)
+    model = Transformer(c, 64).eval()
+    program = export_llm(model, quantize="8da4w")
+    for method in ("prefill", "decode"):
+        ops = ops_of(program, method)
+        assert "pocket::linear_q_packed" in ops and "pocket::linear_q" not in ops, ops
+        assert ("pocket::embedding_q_packed" in ops) == tied and ("pocket::embedding_q" in ops) != tied, ops
+    # 4-bit weights (half a byte each) + one float32 scale per 32: the 4-bit embedding once
+    weights = sum(p.numel() for n, p in model.named_parameters() if "norm" not in n and p.dim() == 2)
+    assert program.summary["constant_bytes"] <= weights * (0.5 + 4 / 32) * 1.02 + 64 * 1024
+    qmodel = quantize_modules(model, resolve("8da4w"))[0]
+    prompt = [5, 17, 42, 7, 1]
+    assert greedy(pocket.Module.from_bytes(program.data), prompt, 24) == qmodel.generate_greedy(prompt, 24)
+
+
+def test_weights_the_packed_layout_cannot_take_stay_linear_q():
+    """48 outputs are packed; 24 (not a multiple of 16) and fp32 activations stay linear_q."""
+    model = models.MLP((64, 48, 24)).eval()
+    x = torch.randn(3, 64)
+    for activations, want_ops in (("int8", {"pocket::linear_q_packed", "pocket::linear_q"}),
+                                  ("fp32", {"pocket::linear_q"})):
+        config = QuantConfig("q", 4, 16, True, activations, None)
+        program = pocket.export(model, (x,), quantize=config)
+        assert ops_of(program, "forward") & {"pocket::linear_q", "pocket::linear_q_packed"} == want_ops
+        with torch.no_grad():
+            want = quantize_modules(model, config)[0](x)
+        torch.testing.assert_close(pocket.Module.from_bytes(program.data).forward(x), want, rtol=1e-5, atol=1e-5)
+
+
 def test_8da4w_file_is_at_most_a_fifth_of_fp32():
     """stories110M-shaped: dim 768, 12 layers, 12 heads, vocab 32000."""
     c = LlmConfig(vocab_size=32000, dim=768, n_layers=12, n_heads=12, n_kv_heads=12, hidden_dim=2048, head_dim=64)

@@ -9,6 +9,7 @@
 //   op       gemm       fp32 matrix products (aten::linear, mm, bmm, addmm, 1x1 convolution)
 //            dwconv3x3  depthwise 3x3 convolution (aten::convolution)
 //            linear_q   pocket::linear_q
+//            linear_qp  pocket::linear_q_packed (4-bit weights in the kernels' layout)
 //            conv_q8    pocket::conv2d_q8, conv2d_q8_packed (static int8 convolution)
 //            sdpa       pocket::sdpa
 //            llm        pocket::rms_norm, rope, swiglu (one set of row functions)
@@ -27,8 +28,9 @@
 // One loop for every ISA: conv_q8_tile.inc writes the conv_q8 tile (register blocking, the
 // k loop, the epilogue and its store) once, as a template over a traits struct that each ISA
 // file defines with only its vector operations (types, load, broadcast, dot, store); the four
-// ISA files are ~40 lines each. New kernel families follow it; gemm and linear_q still have
-// a body per ISA or per ISA family (.inc).
+// ISA files are ~40 lines each. linear_qp_tile.inc does the same for linear_q_packed (nibble
+// split, 4-way dot, float epilogue per span). New kernel families follow it; gemm and the
+// unpacked linear_q still have a body per ISA or per ISA family (.inc).
 // The ISA-independent drivers are <op>.cpp (gemm.cpp, conv.cpp, linear_q.cpp, sdpa.cpp, llm.cpp):
 // argument checks (shared with the portable kernels), threading, cache blocking, and the
 // portable fallback for cases the microkernels do not cover. table.cpp combines the best
