@@ -245,6 +245,33 @@ def test_embedding_q_int32_and_strided_indices():
         check("pocket::embedding_q", args, rtol=0, atol=0, expected=reference("embedding_q", args.copy()))
 
 
+@pytest.mark.parametrize("symmetric", [True, False])
+@pytest.mark.parametrize("group_size,dim", [(8, 24), (32, 64), (64, 576)])
+def test_embedding_q_packed(symmetric, group_size, dim):
+    """The rows of a table in linear_q_packed's layout: identical to embedding_q's."""
+    q, s, m = quantized(48, dim, 4, symmetric, group_size)
+    indices = torch.tensor([[0, 47, 16], [15, 17, 31]], dtype=torch.int64)
+    args = [*pack_linear_weight(q, s, m), indices, 4, group_size]
+    check("pocket::embedding_q_packed", args, rtol=0, atol=0, expected=reference("embedding_q", [q, s, m, indices, 4,
+                                                                                              group_size]))
+
+
+def test_embedding_q_packed_errors():
+    q, s, _ = quantized(16, 32, 4, True, 8)
+    pq, ps, _ = pack_linear_weight(q, s, None)
+
+    def fails(args, pattern, out_shape=(2, 32)):
+        with pytest.raises(PocketError, match=pattern):
+            check("pocket::embedding_q_packed", args, expected=torch.empty(out_shape))
+
+    fails([pq, ps, None, torch.tensor([1, 16]), 4, 8], r"embedding_q_packed: index 16 is out of range for a table of 16")
+    fails([q, s, None, torch.tensor([1, 2]), 4, 8], r"embedding_q_packed: qweight has shape \[16, 16\], expected "
+                                                    r"\[rows / 16, columns / 8, 64\]")
+    fails([pq, ps, None, torch.tensor([1, 2]), 4, 16], r"embedding_q_packed: scales has shape \[1, 4, 16\], expected "
+                                                       r"\[1, 2, 16\]")
+    fails([pq, ps, None, torch.tensor([1, 2]), 8, 8], r"embedding_q_packed: bits is 8, expected 4")
+
+
 def test_embedding_q_errors():
     q, s, m = quantized(8, 32, 4, True, 8)
 
