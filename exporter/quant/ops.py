@@ -10,7 +10,7 @@ within 1e-5 relative).
             sx * (scale * sum(xq * q) + min * sum(xq))    (exact integer sums)
     embedding_q(qweight, scales, mins, indices, bits, group_size) -> rows of dequantize(w)
     linear_q_packed(x, qweight, scales, mins, bias, bits, group_size, act_mode) -> y
-        linear_q with a 4-bit weight stored in the int8 dot-product kernels' layout
+        linear_q with a 4- or 8-bit weight stored in the int8 dot-product kernels' layout
         (pack_linear_weight: 16 output channels across vector lanes, their scales contiguous),
         int8 activations only (act_mode 1 or 2)
     embedding_q_packed(qweight, scales, mins, indices, bits, group_size)
@@ -172,42 +172,55 @@ def _(x, weight, w_scales, bias, x_scale, x_zero_point, kernel_size, stride, pad
     return _conv_output(x, w_scales.shape[0], kernel_size, stride, padding, dilation)
 
 
-# pocket::linear_q_packed's weight: a 4-bit linear_q weight (N, K/2) uint8 stored as (N/16, K/8,
-# 64) uint8, byte [b, t, 4c + i] = u[16b + c, 8t + i] | u[16b + c, 8t + 4 + i] << 4 (u the
-# stored nibbles, as in linear_q): per block of 16 output channels and step of 8 columns, low
-# nibbles hold columns 8t..8t+3 and high nibbles 8t+4..8t+7 of each channel, 4 in a row (one
-# 512-bit VPDPBUSD operand, four 128-bit SDOT ones, per nibble half). Scales and mins (N, G)
-# become (N/16, G, 16). Needs N % 16 == 0 and group_size % 8 == 0.
-LINEAR_LANES, LINEAR_STEP = 16, 8
+# pocket::linear_q_packed's weight: a 4- or 8-bit linear_q weight stored as (N/16, K/step, 64)
+# (dtype as unpacked): per block of 16 output channels, 64 bytes hold `step` columns of each
+# channel, 4 per channel in a row (one 512-bit VPDPBUSD operand, four 128-bit SDOT ones):
+#   4-bit (step 8): byte [b, t, 4c + i] = u[16b+c, 8t+i] | u[16b+c, 8t+4+i] << 4 (u the stored
+#                   nibbles, as in linear_q)
+#   8-bit (step 4): byte [b, t, 4c + i] = q[16b+c, 4t+i]
+# Scales and mins (N, G) become (N/16, G, 16). Needs N % 16 == 0 and group_size % 8 == 0.
+LINEAR_LANES, LINEAR_GROUP = 16, 8
+
+
+def linear_step(bits: int) -> int:
+    """Columns per 64 bytes of a block of linear_q_packed's weight."""
+    return 8 if bits == 4 else 4
 
 
 def linear_packable(n: int, k: int, bits: int, group_size: int, act_mode: int) -> bool:
     """Whether pack_linear_weight takes this weight (and the packed op this act_mode)."""
-    return (bits == 4 and act_mode in (ACT_INT8_TOKEN, ACT_INT8_BLOCK32) and n % LINEAR_LANES == 0
-            and k % LINEAR_STEP == 0 and group_size % LINEAR_STEP == 0)
+    return (bits in (4, 8) and act_mode in (ACT_INT8_TOKEN, ACT_INT8_BLOCK32) and n % LINEAR_LANES == 0
+            and k % LINEAR_GROUP == 0 and group_size % LINEAR_GROUP == 0)
 
 
-def pack_linear_weight(qweight: Tensor, scales: Tensor, mins: Optional[Tensor]):
-    """4-bit linear_q tensors -> (qweight, scales, mins) in linear_q_packed's layout."""
-    n, half = qweight.shape
-    u = torch.stack([qweight & 0x0F, qweight >> 4], dim=-1).reshape(n, 2 * half)   # nibbles (N, K)
-    u = u.reshape(n // LINEAR_LANES, LINEAR_LANES, half // 4, 2, 4)              # [b, c, t, half, i]
-    packed = (u[:, :, :, 0] | (u[:, :, :, 1] << 4)).permute(0, 2, 1, 3)           # [b, t, c, i]
-    packed = packed.reshape(n // LINEAR_LANES, half // 4, 4 * LINEAR_LANES).contiguous()
+def pack_linear_weight(qweight: Tensor, scales: Tensor, mins: Optional[Tensor], bits: int = 4):
+    """linear_q tensors (4- or 8-bit) -> (qweight, scales, mins) in linear_q_packed's layout."""
+    n, cols = qweight.shape
+    blocks = n // LINEAR_LANES
+    if bits == 4:
+        u = torch.stack([qweight & 0x0F, qweight >> 4], dim=-1).reshape(n, 2 * cols)  # nibbles (N, K)
+        u = u.reshape(blocks, LINEAR_LANES, cols // 4, 2, 4)                       # [b, c, t, half, i]
+        packed = (u[:, :, :, 0] | (u[:, :, :, 1] << 4)).permute(0, 2, 1, 3)          # [b, t, c, i]
+    else:
+        packed = qweight.reshape(blocks, LINEAR_LANES, cols // 4, 4).permute(0, 2, 1, 3)
+    packed = packed.reshape(blocks, -1, 4 * LINEAR_LANES).contiguous()
 
     def lanes(v):
-        return None if v is None else v.reshape(n // LINEAR_LANES, LINEAR_LANES, -1).transpose(1, 2).contiguous()
+        return None if v is None else v.reshape(blocks, LINEAR_LANES, -1).transpose(1, 2).contiguous()
 
     return packed, lanes(scales), lanes(mins)
 
 
-def unpack_linear_weight(packed: Tensor, scales: Tensor, mins: Optional[Tensor]):
+def unpack_linear_weight(packed: Tensor, scales: Tensor, mins: Optional[Tensor], bits: int = 4):
     """The inverse of pack_linear_weight."""
     blocks, steps, _ = packed.shape
     b = packed.reshape(blocks, steps, LINEAR_LANES, 4)
-    u = torch.stack([b & 0x0F, b >> 4], dim=3).permute(0, 2, 1, 3, 4)            # [b, c, t, half, i]
-    u = u.reshape(blocks * LINEAR_LANES, steps * LINEAR_STEP)
-    qweight = (u[:, 0::2] | (u[:, 1::2] << 4)).contiguous()
+    if bits == 4:
+        u = torch.stack([b & 0x0F, b >> 4], dim=3).permute(0, 2, 1, 3, 4)        # [b, c, t, half, i]
+        u = u.reshape(blocks * LINEAR_LANES, steps * 8)
+        qweight = (u[:, 0::2] | (u[:, 1::2] << 4)).contiguous()
+    else:
+        qweight = b.permute(0, 2, 1, 3).reshape(blocks * LINEAR_LANES, steps * 4).contiguous()
 
     def rows(v):
         return None if v is None else v.transpose(1, 2).reshape(blocks * LINEAR_LANES, -1).contiguous()
@@ -218,10 +231,9 @@ def unpack_linear_weight(packed: Tensor, scales: Tensor, mins: Optional[Tensor])
 @torch.library.custom_op("pocket::linear_q_packed", mutates_args=())
 def linear_q_packed(x: Tensor, qweight: Tensor, scales: Tensor, mins: Optional[Tensor], bias: Optional[Tensor],
                     bits: int, group_size: int, act_mode: int) -> Tensor:
-    if bits != 4 or act_mode not in (ACT_INT8_TOKEN, ACT_INT8_BLOCK32):
-        raise ValueError(f"linear_q_packed: takes 4-bit weights and act_mode 1 or 2, got bits {bits}, "
-                         f"act_mode {act_mode}")
-    q, s, m = unpack_linear_weight(qweight, scales, mins)
+    if act_mode not in (ACT_INT8_TOKEN, ACT_INT8_BLOCK32):
+        raise ValueError(f"linear_q_packed: takes act_mode 1 or 2, got {act_mode}")
+    q, s, m = unpack_linear_weight(qweight, scales, mins, bits)
     return linear_q(x, q, s, m, bias, bits, group_size, act_mode)
 
 
@@ -233,10 +245,10 @@ def _(x, qweight, scales, mins, bias, bits, group_size, act_mode):
 @torch.library.custom_op("pocket::embedding_q_packed", mutates_args=())
 def embedding_q_packed(qweight: Tensor, scales: Tensor, mins: Optional[Tensor], indices: Tensor, bits: int,
                        group_size: int) -> Tensor:
-    q, s, m = unpack_linear_weight(qweight, scales, mins)
+    q, s, m = unpack_linear_weight(qweight, scales, mins, bits)
     return embedding_q(q, s, m, indices, bits, group_size)
 
 
 @embedding_q_packed.register_fake
 def _(qweight, scales, mins, indices, bits, group_size):
-    return qweight.new_empty((*indices.shape, qweight.shape[1] * LINEAR_STEP), dtype=torch.float32)
+    return qweight.new_empty((*indices.shape, qweight.shape[1] * linear_step(bits)), dtype=torch.float32)

@@ -500,18 +500,19 @@ void test_linear_q(KernelFn portable, KernelFn fast, const char* set) {
         }
 }
 
-// A 4-bit QWeight (n % 16 == 0, k % 8 == 0) in linear_q_packed's layout (quant_util.h): bytes
-// [b][t][4c + i] = column 8t + i (low nibble), 8t + 4 + i (high) of row 16b + c; scales and
-// mins (n / 16, groups, 16).
+// A QWeight (n % 16 == 0, k % 8 == 0) in linear_q_packed's layout (quant_util.h): byte
+// [b][t][4c + i] holds, of row 16b + c, 4-bit: columns 8t + i (low nibble) and 8t + 4 + i
+// (high); 8-bit: column 4t + i. Scales and mins (n / 16, groups, 16).
 QWeight pack_linear(const QWeight& w) {
   QWeight p = w;
-  const int64_t steps = w.k / 8, groups = w.k / w.g;
+  const int64_t step = w.bits == 4 ? 8 : 4, steps = w.k / step, groups = w.k / w.g;
   auto nibble = [&](int64_t r, int64_t c) { return (w.q[r * w.k / 2 + c / 2] >> (c % 2 * 4)) & 0x0F; };
   for (int64_t r = 0; r < w.n; ++r)
     for (int64_t t = 0; t < steps; ++t)
       for (int64_t i = 0; i < 4; ++i)
         p.q[((r / 16) * steps + t) * 64 + r % 16 * 4 + i] =
-            static_cast<uint8_t>(nibble(r, 8 * t + i) | (nibble(r, 8 * t + 4 + i) << 4));
+            w.bits == 4 ? static_cast<uint8_t>(nibble(r, 8 * t + i) | (nibble(r, 8 * t + 4 + i) << 4))
+                        : w.q[r * w.k + 4 * t + i];
   for (int64_t r = 0; r < w.n; ++r)
     for (int64_t j = 0; j < groups; ++j) {
       p.scales[((r / 16) * groups + j) * 16 + r % 16] = w.scales[r * groups + j];
@@ -522,10 +523,11 @@ QWeight pack_linear(const QWeight& w) {
 
 void add_linear_q_packed_args(Args& a, const QWeight& p, const std::vector<float>& x, int64_t m,
                               const std::vector<float>* bias, int act_mode) {
-  const int64_t blocks = p.n / 16, groups = p.k / p.g;
-  a.ptrs = {a.floats({m, p.k}, x), a.tensor(ScalarType::UInt8, {blocks, p.k / 8, 64}, p.q),
+  const int64_t blocks = p.n / 16, groups = p.k / p.g, step = p.bits == 4 ? 8 : 4;
+  const ScalarType dtype = p.bits == 8 && p.sym ? ScalarType::Int8 : ScalarType::UInt8;
+  a.ptrs = {a.floats({m, p.k}, x), a.tensor(dtype, {blocks, p.k / step, 64}, p.q),
             a.floats({blocks, groups, 16}, p.scales), p.sym ? a.none() : a.floats({blocks, groups, 16}, p.mins),
-            bias ? a.floats({p.n}, *bias) : a.none(), a.integer(4), a.integer(p.g), a.integer(act_mode),
+            bias ? a.floats({p.n}, *bias) : a.none(), a.integer(p.bits), a.integer(p.g), a.integer(act_mode),
             a.output(m * p.n)};
 }
 
@@ -536,44 +538,48 @@ void test_linear_q_packed(KernelFn portable, KernelFn fast, const char* set) {
   };
   // one step per group, odd step counts, several blocks of 32 per group in act_mode 2
   const std::vector<Mode> modes = {{1, 8, 40}, {1, 24, 72}, {1, 32, 160}, {2, 32, 96}, {2, 64, 128}};
-  for (bool sym : {true, false})
-    for (const Mode& md : modes)
-      for (int64_t m : {1, 2, 3, 5}) {
-        const int64_t n = pick({16, 32, 48});
-        const QWeight w = pack_linear(make_qweight(4, sym, n, md.k, md.g, false));
-        const auto x = random_floats(m * md.k, 3.0f), b = random_floats(n);
-        const bool bias = m % 2 == 1;
-        char what[160];
-        std::snprintf(what, sizeof what, "[%s] pocket::linear_q_packed %s act_mode=%d g=%lld m=%lld k=%lld n=%lld", set,
-                      sym ? "sym" : "asym", md.act_mode, (long long)md.g, (long long)m, (long long)md.k, (long long)n);
-        std::vector<float> mag(m * n);
-        for (int64_t r = 0; r < m; ++r) {
-          float sx = 0;
-          for (int64_t c = 0; c < md.k; ++c) sx += std::fabs(x[r * md.k + c]);
-          for (int64_t c = 0; c < n; ++c) mag[r * n + c] = sx * w.wmax + (bias ? std::fabs(b[c]) : 0.0f);
+  for (int bits : {4, 8})
+    for (bool sym : {true, false})
+      for (const Mode& md : modes)
+        for (int64_t m : {1, 2, 3, 5}) {
+          const int64_t n = pick({16, 32, 48});
+          const QWeight w = pack_linear(make_qweight(bits, sym, n, md.k, md.g, false));
+          const auto x = random_floats(m * md.k, 3.0f), b = random_floats(n);
+          const bool bias = m % 2 == 1;
+          char what[160];
+          std::snprintf(what, sizeof what,
+                        "[%s] pocket::linear_q_packed %d-bit %s act_mode=%d g=%lld m=%lld k=%lld n=%lld", set, bits,
+                        sym ? "sym" : "asym", md.act_mode, (long long)md.g, (long long)m, (long long)md.k,
+                        (long long)n);
+          std::vector<float> mag(m * n);
+          for (int64_t r = 0; r < m; ++r) {
+            float sx = 0;
+            for (int64_t c = 0; c < md.k; ++c) sx += std::fabs(x[r * md.k + c]);
+            for (int64_t c = 0; c < n; ++c) mag[r * n + c] = sx * w.wmax + (bias ? std::fabs(b[c]) : 0.0f);
+          }
+          auto make = [&](Args& a) { add_linear_q_packed_args(a, w, x, m, bias ? &b : nullptr, md.act_mode); };
+          const std::vector<float> want = run(portable, make, 1, what);
+          for (int threads : {1, 2}) {
+            const std::string wt = std::string(what) + " threads=" + std::to_string(threads);
+            compare(wt.c_str(), run(fast, make, threads, wt.c_str()), want, mag, kFloatTol);
+          }
         }
-        auto make = [&](Args& a) { add_linear_q_packed_args(a, w, x, m, bias ? &b : nullptr, md.act_mode); };
-        const std::vector<float> want = run(portable, make, 1, what);
-        for (int threads : {1, 2}) {
-          const std::string wt = std::string(what) + " threads=" + std::to_string(threads);
-          compare(wt.c_str(), run(fast, make, threads, wt.c_str()), want, mag, kFloatTol);
+  for (int bits : {4, 8})
+    for (bool sym : {true, false})
+      for (int act_mode : {1, 2})
+        for (int64_t m : {1, 2, 5}) {
+          const int64_t k = 128, g = act_mode == 2 ? 32 : 64, n = 32;
+          const QWeight w = pack_linear(make_qweight(bits, sym, n, k, g, true));
+          std::vector<float> x(m * k);
+          for (int64_t i = 0; i < m * k; ++i)
+            x[i] = i % 32 == 5 ? 127.0f : static_cast<float>(static_cast<int>(g_rng() % 255) - 127);
+          char what[128];
+          std::snprintf(what, sizeof what, "[%s] pocket::linear_q_packed exact %d-bit %s act_mode=%d m=%lld", set, bits,
+                        sym ? "sym" : "asym", act_mode, (long long)m);
+          auto make = [&](Args& a) { add_linear_q_packed_args(a, w, x, m, nullptr, act_mode); };
+          const std::vector<float> want = run(portable, make, 1, what);
+          compare(what, run(fast, make, 2, what), want, {}, 0.0);
         }
-      }
-  for (bool sym : {true, false})
-    for (int act_mode : {1, 2})
-      for (int64_t m : {1, 2, 5}) {
-        const int64_t k = 128, g = act_mode == 2 ? 32 : 64, n = 32;
-        const QWeight w = pack_linear(make_qweight(4, sym, n, k, g, true));
-        std::vector<float> x(m * k);
-        for (int64_t i = 0; i < m * k; ++i)
-          x[i] = i % 32 == 5 ? 127.0f : static_cast<float>(static_cast<int>(g_rng() % 255) - 127);
-        char what[128];
-        std::snprintf(what, sizeof what, "[%s] pocket::linear_q_packed exact %s act_mode=%d m=%lld", set,
-                      sym ? "sym" : "asym", act_mode, (long long)m);
-        auto make = [&](Args& a) { add_linear_q_packed_args(a, w, x, m, nullptr, act_mode); };
-        const std::vector<float> want = run(portable, make, 1, what);
-        compare(what, run(fast, make, 2, what), want, {}, 0.0);
-      }
 }
 
 // ---- pocket::conv2d_q8 and conv2d_q8_packed: exact integer sums, the same scaling as the

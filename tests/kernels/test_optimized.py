@@ -234,21 +234,24 @@ def linear_q_cases():
 
 
 # (act_mode, group size, K) for linear_q_packed: one step per group, odd step counts, groups
-# of several blocks of 32 in act_mode 2, a group past kMaxSpan (8192: the portable fallback).
+# of several blocks of 32 in act_mode 2, a group past the 4-bit span limit (8192: the portable
+# fallback; 8-bit weights use groups of 2048, past their limit of 1024).
 QP_MODES = [(1, 8, 40), (1, 24, 72), (1, 32, 576), (1, 128, 384), (2, 32, 96), (2, 64, 192), (1, 16384, 16384)]
 
 
 def linear_q_packed_cases():
-    for sym in (True, False):
+    for bits, sym in FORMATS:
         for act_mode, g, k in QP_MODES:
+            if bits == 8 and g > 1024:
+                g = 2048  # past the 8-bit span limit: the portable fallback
             for m in (1, 2, 3, 5, 9) if k < 16384 else (1, 3):
                 n = (16, 32, 48)[(m + k) % 3]
-                q, s, mins = quantize(torch.randn(n, k), WeightFormat(4, g, sym))
+                q, s, mins = quantize(torch.randn(n, k), WeightFormat(bits, g, sym))
                 x = torch.randn(m, k) * 3
                 if m == 5:
                     x = torch.randn(k, m).t() * 3  # strided
                 bias = torch.randn(n) if m % 2 else None
-                yield [x, *pack_linear_weight(q, s, mins), bias, 4, g, act_mode], torch.empty(m, n)
+                yield [x, *pack_linear_weight(q, s, mins, bits), bias, bits, g, act_mode], torch.empty(m, n)
 
 
 def linear_q_magnitude(args):
@@ -345,8 +348,8 @@ def test_optimized_matches_portable(op, table):
             tol = 1e-5 if args[7] == 0 else 1e-6
             check(op, args, like, table, linear_q_magnitude(args), tol)
         elif op == "pocket::linear_q_packed":
-            check(op, args, like, table, linear_q_magnitude([args[0], *unpack_linear_weight(*args[1:4]), *args[4:]]),
-                  1e-5)
+            unpacked = unpack_linear_weight(*args[1:4], args[5])
+            check(op, args, like, table, linear_q_magnitude([args[0], *unpacked, *args[4:]]), 1e-5)
         elif op == "pocket::sdpa":
             check(op, args, like, table, run(op, args[:2] + [args[2].abs()] + args[3:], like), 1e-5)
         elif op == "pocket::rope":
@@ -391,14 +394,16 @@ def test_linear_q_int8_paths_are_exact(table, bits, sym, act_mode):
 
 
 @pytest.mark.parametrize("table", SETS)
-@pytest.mark.parametrize("sym", [True, False])
+@pytest.mark.parametrize("bits,sym", FORMATS)
 @pytest.mark.parametrize("act_mode", [1, 2])
-def test_linear_q_packed_is_exact_on_unit_scales(table, sym, act_mode):
-    gen = torch.Generator().manual_seed(7 + act_mode + 2 * sym)
+def test_linear_q_packed_is_exact_on_unit_scales(table, bits, sym, act_mode):
+    gen = torch.Generator().manual_seed(7 + act_mode + 2 * sym + bits)
     for m in (1, 2, 7):
-        x, q, s, mins, _, _, g, _ = unit_scale_linear_q(4, sym, m, 256, 32, 32 if act_mode == 2 else 64, act_mode, gen)
-        args = [x, *pack_linear_weight(q, s, mins), torch.randint(-9, 9, (32,)).float(), 4, g, act_mode]
-        want = run("pocket::linear_q", [x, q, s, mins, args[4], 4, g, act_mode], torch.empty(m, 32))
+        x, q, s, mins, _, _, g, _ = unit_scale_linear_q(bits, sym, m, 256, 32, 32 if act_mode == 2 else 64, act_mode,
+                                                        gen)
+        bias = torch.randint(-9, 9, (32,)).float()
+        args = [x, *pack_linear_weight(q, s, mins, bits), bias, bits, g, act_mode]
+        want = run("pocket::linear_q", [x, q, s, mins, bias, bits, g, act_mode], torch.empty(m, 32))
         assert torch.equal(want, want.round()), "unit scales give integers"
         for threads in (1, 2):
             got = run("pocket::linear_q_packed", args, torch.empty(m, 32), table, threads)

@@ -176,32 +176,33 @@ def test_linear_q_errors():
 PACKED_MODES = [(1, 8, 24), (1, 24, 72), (1, 32, 96), (1, 64, 576), (2, 32, 96), (2, 64, 128)]
 
 
-@pytest.mark.parametrize("symmetric", [True, False])
+@pytest.mark.parametrize("bits,symmetric", FORMATS)
 @pytest.mark.parametrize("act_mode,group_size,k", PACKED_MODES)
 @pytest.mark.parametrize("leading", [(1,), (5,), (2, 3)])
-def test_linear_q_packed(symmetric, act_mode, group_size, k, leading):
-    """The same numbers as linear_q on the unpacked weight: bit-exact with its reference."""
+def test_linear_q_packed(bits, symmetric, act_mode, group_size, k, leading):
+    """The same numbers as linear_q on the unpacked weight."""
     n = 16 if leading == (1,) else 48
-    q, s, m = quantized(n, k, 4, symmetric, group_size)
+    q, s, m = quantized(n, k, bits, symmetric, group_size)
     bias = torch.randn(n) if leading[0] != 5 else None
     x = torch.randn(*leading, k) * 2
-    packed = list(pack_linear_weight(q, s, m))
-    args = [x, *packed, bias, 4, group_size, act_mode]
-    want = reference("linear_q", [x, q, s, m, bias, 4, group_size, act_mode])
+    args = [x, *pack_linear_weight(q, s, m, bits), bias, bits, group_size, act_mode]
+    want = reference("linear_q", [x, q, s, m, bias, bits, group_size, act_mode])
     check("pocket::linear_q_packed", args, rtol=1e-5, atol=1e-5, expected=want)
 
 
-@pytest.mark.parametrize("symmetric", [True, False])
-def test_pack_linear_weight_round_trip(symmetric):
-    q, s, m = quantized(32, 40, 4, symmetric, 8)
-    pq, ps, pm = pack_linear_weight(q, s, m)
-    assert pq.shape == (2, 5, 64) and ps.shape == (2, 5, 16)
-    back = unpack_linear_weight(pq, ps, pm)
+@pytest.mark.parametrize("bits,symmetric", FORMATS)
+def test_pack_linear_weight_round_trip(bits, symmetric):
+    q, s, m = quantized(32, 40, bits, symmetric, 8)
+    pq, ps, pm = pack_linear_weight(q, s, m, bits)
+    assert pq.shape == (2, 5 if bits == 4 else 10, 64) and ps.shape == (2, 5, 16) and pq.dtype == q.dtype
+    back = unpack_linear_weight(pq, ps, pm, bits)
     assert torch.equal(back[0], q) and torch.equal(back[1], s)
     assert (m is None and back[2] is None) or torch.equal(back[2], m)
-    # byte [b, t, 4c + i]: column 8t + i of row 16b + c (low nibble), 8t + 4 + i (high)
-    nib = torch.stack([q & 0x0F, q >> 4], -1).reshape(32, 40)
-    assert pq[1, 3, 4 * 5 + 2] == nib[21, 26] | (nib[21, 30] << 4)
+    if bits == 4:  # byte [b, t, 4c + i]: column 8t + i of row 16b + c (low nibble), 8t + 4 + i (high)
+        nib = torch.stack([q & 0x0F, q >> 4], -1).reshape(32, 40)
+        assert pq[1, 3, 4 * 5 + 2] == nib[21, 26] | (nib[21, 30] << 4)
+    else:  # byte [b, t, 4c + i]: column 4t + i of row 16b + c
+        assert pq[1, 3, 4 * 5 + 2] == q[21, 14]
 
 
 def test_linear_q_packed_errors():
@@ -214,12 +215,13 @@ def test_linear_q_packed_errors():
             check("pocket::linear_q_packed", args, expected=torch.empty(out_shape))
 
     fails([x, pq, ps, None, None, 4, 8, 0], r"linear_q_packed: act_mode is 0, expected 1 .*use linear_q")
-    fails([x, pq, ps, None, None, 8, 8, 1], r"linear_q_packed: bits is 8, expected 4")
+    fails([x, pq, ps, None, None, 5, 8, 1], r"linear_q_packed: bits is 5, expected 4 or 8")
+    fails([x, pq, ps, None, None, 8, 8, 1], r"linear_q_packed: 8-bit symmetric qweight has dtype uint8, expected int8")
     fails([x, pq, ps, None, None, 4, 12, 1], r"linear_q_packed: group_size is 12, expected a positive multiple of 8")
     fails([torch.randn(2, 40), pq, ps, None, None, 4, 8, 1],
           r"linear_q_packed: qweight has shape \[1, 4, 64\], expected \[rows / 16, 5, 64\]")
     fails([x, q, s, None, None, 4, 8, 1], r"linear_q_packed: qweight has shape \[16, 16\], expected")
-    fails([x, pq.view(torch.int8), ps, None, None, 4, 8, 1], r"linear_q_packed: qweight has dtype int8")
+    fails([x, pq.view(torch.int8), ps, None, None, 4, 8, 1], r"linear_q_packed: 4-bit symmetric qweight has dtype int8, expected uint8")
     fails([x, pq, s, None, None, 4, 8, 1], r"linear_q_packed: scales has shape \[16, 4\], expected \[1, 4, 16\]")
     fails([x, pq, ps, ps[:, :2], None, 4, 8, 1], r"linear_q_packed: mins has shape \[1, 2, 16\]")
     fails([x, pq, ps, None, None, 4, 8, 2], r"linear_q_packed: act_mode 2 .* multiple of 32, got 8")
@@ -245,15 +247,15 @@ def test_embedding_q_int32_and_strided_indices():
         check("pocket::embedding_q", args, rtol=0, atol=0, expected=reference("embedding_q", args.copy()))
 
 
-@pytest.mark.parametrize("symmetric", [True, False])
+@pytest.mark.parametrize("bits,symmetric", FORMATS)
 @pytest.mark.parametrize("group_size,dim", [(8, 24), (32, 64), (64, 576)])
-def test_embedding_q_packed(symmetric, group_size, dim):
+def test_embedding_q_packed(bits, symmetric, group_size, dim):
     """The rows of a table in linear_q_packed's layout: identical to embedding_q's."""
-    q, s, m = quantized(48, dim, 4, symmetric, group_size)
+    q, s, m = quantized(48, dim, bits, symmetric, group_size)
     indices = torch.tensor([[0, 47, 16], [15, 17, 31]], dtype=torch.int64)
-    args = [*pack_linear_weight(q, s, m), indices, 4, group_size]
-    check("pocket::embedding_q_packed", args, rtol=0, atol=0, expected=reference("embedding_q", [q, s, m, indices, 4,
-                                                                                              group_size]))
+    args = [*pack_linear_weight(q, s, m, bits), indices, bits, group_size]
+    want = reference("embedding_q", [q, s, m, indices, bits, group_size])
+    check("pocket::embedding_q_packed", args, rtol=0, atol=0, expected=want)
 
 
 def test_embedding_q_packed_errors():
@@ -269,7 +271,7 @@ def test_embedding_q_packed_errors():
                                                     r"\[rows / 16, columns / 8, 64\]")
     fails([pq, ps, None, torch.tensor([1, 2]), 4, 16], r"embedding_q_packed: scales has shape \[1, 4, 16\], expected "
                                                        r"\[1, 2, 16\]")
-    fails([pq, ps, None, torch.tensor([1, 2]), 8, 8], r"embedding_q_packed: bits is 8, expected 4")
+    fails([pq, ps, None, torch.tensor([1, 2]), 3, 8], r"embedding_q_packed: bits is 3, expected 4 or 8")
 
 
 def test_embedding_q_errors():

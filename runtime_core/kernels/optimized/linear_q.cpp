@@ -9,9 +9,10 @@
 //   takes exact integer dot products and applies the scales in double.
 // Other group sizes run the portable kernel. Work is split over weight rows.
 //
-// pocket::linear_q_packed (act_mode 1, 2; 4-bit weights in blocks of 16 channels): x is
-// quantized once, its sums per span taken (a group, at most 8192 columns, in act_mode 1;
-// 32 columns in act_mode 2), and the blocks are split over the threads.
+// pocket::linear_q_packed (act_mode 1, 2; weights in blocks of 16 channels): x is quantized
+// once, its sums per span taken (a group in act_mode 1, up to 8192 columns of 4-bit or 1024
+// of 8-bit weights, else the portable kernel; 32 columns in act_mode 2), and the blocks are
+// split over the threads.
 #include "../portable/parallel_util.h"
 #include "ukernels.h"
 
@@ -126,8 +127,8 @@ Error run_i8(KernelContext& ctx, const LinearQProblem& p, const LinearQI8Kernels
   return Error::Ok;
 }
 
-// Spans of columns whose int32 sums a linear_qp tile converts to float32 exactly.
-constexpr int64_t kMaxSpan = 8192;
+// The longest span of columns whose int32 sums a linear_qp tile converts to float32 exactly.
+constexpr int64_t max_span(int bits) { return bits == 4 ? 8192 : 1024; }
 
 Error run_packed(KernelContext& ctx, const LinearQProblem& p, const LinearQPKernels& k) {
   LinearQPProblem q;
@@ -168,7 +169,8 @@ Error linear_q_packed_with(KernelContext& ctx, Value** args, const LinearQI8Kern
   Error e = prepare_linear_q(ctx, args, &p, /*packed=*/true);
   if (e != Error::Ok) return e;
   if (p.m == 0 || p.n == 0) return Error::Ok;
-  if (i8.packed != nullptr && (p.act_mode == 2 || p.w.group_size <= kMaxSpan)) return run_packed(ctx, p, *i8.packed);
+  if (i8.packed != nullptr && (p.act_mode == 2 || p.w.group_size <= max_span(p.w.bits)))
+    return run_packed(ctx, p, *i8.packed);
   return linear_q_portable(ctx, p);
 }
 

@@ -1,7 +1,9 @@
 // pocket::linear_q_packed microkernels, AVX2 (x86-64): a block of 16 channels is two
-// vectors; VPMADDUBSW multiplies the unsigned nibbles by broadcast signed activation bytes
-// into int16 pairs (at most 2·15·128 each, the low and high nibble halves added: no
-// saturation), VPMADDWD adds the pairs into int32. Tile and block loop: linear_qp_tile.inc.
+// vectors; VPMADDUBSW multiplies unsigned weight operands by broadcast signed activation bytes
+// into int16 pairs, VPMADDWD adds the pairs into int32. 4-bit: the nibbles (pairs at most
+// 2·15·127; the two halves added in int16). 8-bit: the sign trick, |q| times x with q's sign
+// (pairs at most 2·128·127; each half widened on its own), asymmetric bytes shifted by -128
+// first. Tile and block loop: linear_qp_tile.inc.
 #if defined(__x86_64__)
 
 #include <immintrin.h>
@@ -25,19 +27,39 @@ struct Avx2 {
   static constexpr int kLanes = 8, kMr = 2;
   POCKET_TARGET static Acc zero() { return _mm256_setzero_si256(); }
   POCKET_TARGET static F fzero() { return _mm256_setzero_ps(); }
-  POCKET_TARGET static void nibbles(const uint8_t* p, W* lo, W* hi) {
-    const __m256i b = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)), mask = _mm256_set1_epi8(0x0F);
-    *lo = _mm256_and_si256(b, mask);
-    *hi = _mm256_and_si256(_mm256_srli_epi16(b, 4), mask);
+  template <int Fmt>
+  POCKET_TARGET static void weights(const uint8_t* a, const uint8_t* b, W* wa, W* wb) {
+    const __m256i va = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a));
+    if constexpr (qp_bits(Fmt) == 4) {
+      const __m256i mask = _mm256_set1_epi8(0x0F);
+      *wa = _mm256_and_si256(va, mask);
+      *wb = _mm256_and_si256(_mm256_srli_epi16(va, 4), mask);
+    } else {
+      const __m256i flip = _mm256_set1_epi8(qp_asym(Fmt) ? static_cast<char>(0x80) : 0);
+      *wa = _mm256_xor_si256(va, flip);
+      *wb = _mm256_xor_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(b)), flip);
+    }
+  }
+  template <int Fmt>
+  static constexpr int32_t offset() {
+    return qp_bits(Fmt) == 4 ? (qp_asym(Fmt) ? 0 : 8) : (qp_asym(Fmt) ? -128 : 0);
   }
   POCKET_TARGET static B bcast(const int8_t* x) {
     int32_t q;
     std::memcpy(&q, x, 4);
     return _mm256_set1_epi32(q);
   }
-  POCKET_TARGET static Acc dot2(Acc acc, W lo, B xa, W hi, B xb) {
-    const __m256i pairs = _mm256_add_epi16(_mm256_maddubs_epi16(lo, xa), _mm256_maddubs_epi16(hi, xb));
-    return _mm256_add_epi32(acc, _mm256_madd_epi16(pairs, _mm256_set1_epi16(1)));
+  template <int Fmt>
+  POCKET_TARGET static Acc dot2(Acc acc, W wa, B xa, W wb, B xb) {
+    const __m256i ones = _mm256_set1_epi16(1);
+    if constexpr (qp_bits(Fmt) == 4) {
+      const __m256i pairs = _mm256_add_epi16(_mm256_maddubs_epi16(wa, xa), _mm256_maddubs_epi16(wb, xb));
+      return _mm256_add_epi32(acc, _mm256_madd_epi16(pairs, ones));
+    } else {
+      const __m256i pa = _mm256_maddubs_epi16(_mm256_abs_epi8(wa), _mm256_sign_epi8(xa, wa));
+      const __m256i pb = _mm256_maddubs_epi16(_mm256_abs_epi8(wb), _mm256_sign_epi8(xb, wb));
+      return _mm256_add_epi32(acc, _mm256_add_epi32(_mm256_madd_epi16(pa, ones), _mm256_madd_epi16(pb, ones)));
+    }
   }
   POCKET_TARGET static F fload(const float* p) { return _mm256_loadu_ps(p); }
   POCKET_TARGET static F fset(float v) { return _mm256_set1_ps(v); }

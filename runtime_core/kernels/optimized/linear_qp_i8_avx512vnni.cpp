@@ -1,6 +1,6 @@
 // pocket::linear_q_packed microkernels, AVX-512 VNNI (x86-64): a block of 16 channels is one
-// vector; VPDPBUSD multiplies the unsigned nibbles by 4 broadcast signed activation bytes per
-// lane. Tile and block loop: linear_qp_tile.inc.
+// vector; VPDPBUSD multiplies unsigned weight operands (nibbles; bytes, symmetric ones + 128)
+// by 4 broadcast signed activation bytes per lane. Tile and block loop: linear_qp_tile.inc.
 #if defined(__x86_64__)
 
 // GCC 12's AVX-512 intrinsics start from _mm512_undefined_*(), which -Wuninitialized
@@ -30,16 +30,29 @@ struct Vnni {
   static constexpr int kLanes = 16, kMr = 4;
   POCKET_TARGET static Acc zero() { return _mm512_setzero_si512(); }
   POCKET_TARGET static F fzero() { return _mm512_setzero_ps(); }
-  POCKET_TARGET static void nibbles(const uint8_t* p, W* lo, W* hi) {
-    const __m512i b = _mm512_loadu_si512(p), mask = _mm512_set1_epi8(0x0F);
-    *lo = _mm512_and_si512(b, mask);
-    *hi = _mm512_and_si512(_mm512_srli_epi16(b, 4), mask);
+  template <int Fmt>
+  POCKET_TARGET static void weights(const uint8_t* a, const uint8_t* b, W* wa, W* wb) {
+    const __m512i va = _mm512_loadu_si512(a);
+    if constexpr (qp_bits(Fmt) == 4) {
+      const __m512i mask = _mm512_set1_epi8(0x0F);
+      *wa = _mm512_and_si512(va, mask);
+      *wb = _mm512_and_si512(_mm512_srli_epi16(va, 4), mask);
+    } else {
+      const __m512i flip = _mm512_set1_epi8(qp_asym(Fmt) ? 0 : static_cast<char>(0x80));
+      *wa = _mm512_xor_si512(va, flip);
+      *wb = _mm512_xor_si512(_mm512_loadu_si512(b), flip);
+    }
+  }
+  template <int Fmt>
+  static constexpr int32_t offset() {
+    return qp_bits(Fmt) == 4 ? (qp_asym(Fmt) ? 0 : 8) : (qp_asym(Fmt) ? 0 : 128);
   }
   POCKET_TARGET static B bcast(const int8_t* x) {
     int32_t q;
     std::memcpy(&q, x, 4);
     return _mm512_set1_epi32(q);
   }
+  template <int Fmt>
   POCKET_TARGET static Acc dot2(Acc acc, W lo, B xa, W hi, B xb) {
     return _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(acc, lo, xa), hi, xb);
   }

@@ -1,7 +1,7 @@
 // pocket::linear_q_packed microkernels, NEON (arm64, no dot product): a block of 16 channels
-// is four vectors. Per vector (4 channels x 4 columns), SMULL/SMLAL multiply the nibbles by
-// the broadcast activation bytes into int16 (low and high nibble halves added: at most
-// 2·15·128), ADDP adds neighbours and SADALP adds the pairs into each channel's int32 lane.
+// is four vectors. Per vector (4 channels x 4 columns), SMULL/SMLAL multiply the weights
+// (nibbles; signed bytes, asymmetric ones shifted by -128) by the broadcast activation bytes
+// into int16, then pairwise adds reach each channel's int32 lane.
 // Tile and block loop: linear_qp_tile.inc.
 #if defined(__aarch64__)
 
@@ -26,21 +26,36 @@ struct Neon {
   static constexpr int kLanes = 4, kMr = 2;
   static Acc zero() { return vdupq_n_s32(0); }
   static F fzero() { return vdupq_n_f32(0); }
-  static void nibbles(const uint8_t* p, W* lo, W* hi) {
-    const uint8x16_t b = vld1q_u8(p);
-    *lo = vreinterpretq_s8_u8(vandq_u8(b, vdupq_n_u8(0x0F)));
-    *hi = vreinterpretq_s8_u8(vshrq_n_u8(b, 4));
+  template <int Fmt>
+  static void weights(const uint8_t* a, const uint8_t* b, W* wa, W* wb) {
+    const uint8x16_t va = vld1q_u8(a);
+    if constexpr (qp_bits(Fmt) == 4) {
+      *wa = vreinterpretq_s8_u8(vandq_u8(va, vdupq_n_u8(0x0F)));
+      *wb = vreinterpretq_s8_u8(vshrq_n_u8(va, 4));
+    } else {
+      const uint8x16_t flip = vdupq_n_u8(qp_asym(Fmt) ? 0x80 : 0);
+      *wa = vreinterpretq_s8_u8(veorq_u8(va, flip));
+      *wb = vreinterpretq_s8_u8(veorq_u8(vld1q_u8(b), flip));
+    }
+  }
+  template <int Fmt>
+  static constexpr int32_t offset() {
+    return qp_bits(Fmt) == 4 ? (qp_asym(Fmt) ? 0 : 8) : (qp_asym(Fmt) ? -128 : 0);
   }
   static B bcast(const int8_t* x) {
     int32_t q;
     std::memcpy(&q, x, 4);
     return vreinterpretq_s8_s32(vdupq_n_s32(q));
   }
-  static Acc dot2(Acc acc, W lo, B xa, W hi, B xb) {
-    // channels 0, 1 (low 8 bytes) and 2, 3 (high 8 bytes): 4 products each
-    const int16x8_t p01 = vmlal_s8(vmull_s8(vget_low_s8(lo), vget_low_s8(xa)), vget_low_s8(hi), vget_low_s8(xb));
-    const int16x8_t p23 = vmlal_high_s8(vmull_high_s8(lo, xa), hi, xb);
-    return vpadalq_s16(acc, vpaddq_s16(p01, p23));
+  template <int Fmt>
+  static Acc dot2(Acc acc, W wa, B xa, W wb, B xb) {
+    // channels 0, 1 (low 8 bytes) and 2, 3 (high 8 bytes): int16 sums of the two halves'
+    // products (at most 2·128·127), then 4-bit: pairs added in int16 (at most 4·15·127);
+    // 8-bit: widened pairs
+    const int16x8_t p01 = vmlal_s8(vmull_s8(vget_low_s8(wa), vget_low_s8(xa)), vget_low_s8(wb), vget_low_s8(xb));
+    const int16x8_t p23 = vmlal_high_s8(vmull_high_s8(wa, xa), wb, xb);
+    if constexpr (qp_bits(Fmt) == 4) return vpadalq_s16(acc, vpaddq_s16(p01, p23));
+    return vaddq_s32(acc, vpaddq_s32(vpaddlq_s16(p01), vpaddlq_s16(p23)));
   }
   static F fload(const float* p) { return vld1q_f32(p); }
   static F fset(float v) { return vdupq_n_f32(v); }

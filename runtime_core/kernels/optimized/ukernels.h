@@ -102,16 +102,17 @@ struct LinearQI8Problem {
   int act_mode = 1;
 };
 
-// pocket::linear_q_packed (linear_qp_i8_<isa>.cpp over linear_qp_tile.inc): 4-bit weights
-// packed 16 output channels across vector lanes (QuantWeight::packed), int8 activations. A
-// tile computes mr rows of x times one block of 16 channels. Per step of 8 columns, 64 weight
-// bytes hold 4 columns of each channel in their low nibbles and the next 4 in their high
-// nibbles: two 4-way dot products per lane against 4 broadcast activation bytes each, no
-// horizontal sums. Per span of columns (a group in act_mode 1, a block of 32 in act_mode 2)
-// the exact int32 sums become float32 (exact: |sum| < 2^24 as span <= 8192):
+// pocket::linear_q_packed (linear_qp_i8_<isa>.cpp over linear_qp_tile.inc): 4- or 8-bit
+// weights packed 16 output channels across vector lanes (QuantWeight::packed), int8
+// activations. A tile computes mr rows of x times one block of 16 channels. Per step of 8
+// columns, 64 bytes (4-bit: low nibbles 4 columns of each channel, high nibbles the next 4)
+// or 128 bytes (8-bit) give two 4-way dot products per lane against 4 broadcast activation
+// bytes each, no horizontal sums. Per span of columns (a group in act_mode 1, a block of 32
+// in act_mode 2) the exact int32 sums become float32 (exact: |Σ xq·q| < 2^24 as a span has at
+// most 8192 columns of 4-bit or 1024 of 8-bit weights):
 //   acc += float(Σ xq·u - offset·xs) · (scale · f)  [+ min · (xs · f)]
-// u the nibble, offset 8 (symmetric) or 0 (asymmetric), xs the span's Σ xq, f 1 (act_mode 1)
-// or the block's activation scale (act_mode 2); then y = acc · sx[row] (act_mode 1) + bias.
+// u the ISA's operand value (q = u - offset), xs the span's Σ xq, f 1 (act_mode 1) or the
+// block's activation scale (act_mode 2); then y = acc · sx[row] (act_mode 1) + bias.
 // Float32 accumulation over spans, as the other engines do (the unpacked kernels sum in double).
 struct LinearQPProblem {
   QuantWeight w;                // packed, 4-bit
@@ -123,6 +124,11 @@ struct LinearQPProblem {
   int64_t m = 0, k = 0, n = 0, span = 0, spans = 0;
   int act_mode = 1;
 };
+// The weight formats a linear_qp tile is instantiated for: (bits, symmetric).
+enum LinearQPFormat { kQp4Sym, kQp4Asym, kQp8Sym, kQp8Asym };
+constexpr bool qp_asym(int f) { return f == kQp4Asym || f == kQp8Asym; }
+constexpr int qp_bits(int f) { return f == kQp4Sym || f == kQp4Asym ? 4 : 8; }
+
 struct LinearQPKernels {
   // y[:, 16·b0 : 16·b1) for all m rows.
   void (*run)(const LinearQPProblem& p, int64_t b0, int64_t b1);

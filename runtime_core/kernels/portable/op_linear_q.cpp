@@ -1,6 +1,6 @@
 // pocket::linear_q(Tensor x, Tensor qweight, Tensor scales, Tensor? mins, Tensor? bias, int bits, int group_size, int act_mode) -> Tensor
-// pocket::linear_q_packed(same arguments) -> Tensor: 4-bit weights in the int8 kernels' layout
-//   (QuantWeight::packed), act_mode 1 or 2; here each weight row is unpacked as for linear_q.
+// pocket::linear_q_packed(same arguments) -> Tensor: 4- or 8-bit weights in the int8 kernels'
+//   layout (QuantWeight::packed), act_mode 1 or 2; here each weight row is unpacked as for linear_q.
 //
 // x (..., K) float32 · dequantize(qweight (N, K))ᵀ + bias -> (..., N) float32; formats in
 // schema/QUANTIZATION.md, reference in exporter/quant/ops.py.
@@ -137,8 +137,9 @@ Error linear_int8(KernelContext& ctx, const Problem& p) {
   if (e != Error::Ok) return e;
   const int64_t blocks = (p.n + kRows - 1) / kRows;
   const int64_t slices = detail::slice_count(ctx, blocks, kRows * row_work(p));
-  int8_t* unpacked = nullptr;  // per slice (kRows, k) 4-bit rows as int8
-  if (p.w.bits == 4) e = detail::temp_array(ctx, kOp, "unpacked weight rows", slices * kRows * p.k, &unpacked);
+  int8_t* unpacked = nullptr;  // per slice (kRows, k) 4-bit rows as int8, packed 8-bit rows' bytes
+  if (p.w.bits == 4 || p.w.packed)
+    e = detail::temp_array(ctx, kOp, "unpacked weight rows", slices * kRows * p.k, &unpacked);
   float* gathered = nullptr;  // per slice (kRows, 2, groups): a packed weight's row scales and mins
   if (e == Error::Ok && p.w.packed)
     e = detail::temp_array(ctx, kOp, "row scales", slices * kRows * 2 * p.w.groups, &gathered);
@@ -152,9 +153,14 @@ Error linear_int8(KernelContext& ctx, const Problem& p) {
       const uint8_t* u8[kRows];
       RowScales rs[kRows];
       for (int64_t i = 0; i < rows; ++i) {
-        if (p.w.bits == 4) detail::unpack_row_4bit(p.w, c0 + i, un + i * p.k);
-        q8[i] = p.w.bits == 4 ? un + i * p.k : reinterpret_cast<const int8_t*>(p.w.row(c0 + i));
-        u8[i] = p.w.bits == 4 ? nullptr : p.w.row(c0 + i);
+        if (p.w.bits == 4) {
+          detail::unpack_row_4bit(p.w, c0 + i, un + i * p.k);
+          q8[i] = un + i * p.k;
+          u8[i] = nullptr;
+        } else {
+          u8[i] = detail::row_bytes_8bit(p.w, c0 + i, un != nullptr ? reinterpret_cast<uint8_t*>(un + i * p.k) : nullptr);
+          q8[i] = reinterpret_cast<const int8_t*>(u8[i]);
+        }
         float* scratch = gs != nullptr ? gs + i * 2 * p.w.groups : nullptr;
         rs[i].s = detail::row_scales(p.w, p.w.scales, c0 + i, scratch);
         rs[i].mins = p.w.symmetric() ? nullptr

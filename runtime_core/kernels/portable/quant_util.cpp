@@ -86,25 +86,27 @@ Error read_quant_weight(KernelContext& ctx, const char* op, const Tensor& qweigh
 Error read_packed_quant_weight(KernelContext& ctx, const char* op, const Tensor& qweight,
                                const Tensor& scales, const Tensor* mins, int64_t bits, int64_t group_size,
                                int64_t cols, QuantWeight* w) {
-  if (bits != 4)
-    return ctx.fail(Error::InvalidArgument, "%s: bits is %lld, expected 4 (the packed layout holds 4-bit weights)",
-                    op, static_cast<long long>(bits));
-  if (group_size <= 0 || group_size % kPackedStep != 0)
+  if (bits != 4 && bits != 8)
+    return ctx.fail(Error::InvalidArgument, "%s: bits is %lld, expected 4 or 8", op, static_cast<long long>(bits));
+  const ScalarType want = bits == 8 && mins == nullptr ? ScalarType::Int8 : ScalarType::UInt8;
+  if (qweight.dtype != want)
+    return ctx.fail(Error::InvalidArgument, "%s: %lld-bit %s qweight has dtype %s, expected %s", op,
+                    static_cast<long long>(bits), mins == nullptr ? "symmetric" : "asymmetric",
+                    scalar_type_name(qweight.dtype), scalar_type_name(want));
+  if (group_size <= 0 || group_size % kPackedGroup != 0)
     return ctx.fail(Error::InvalidArgument, "%s: group_size is %lld, expected a positive multiple of %lld", op,
-                    static_cast<long long>(group_size), static_cast<long long>(kPackedStep));
+                    static_cast<long long>(group_size), static_cast<long long>(kPackedGroup));
+  const int64_t step = packed_step(static_cast<int>(bits));
   char buf[128];
   if (qweight.dim != 3 || qweight.sizes[2] != 4 * kPackedLanes)
     return ctx.fail(Error::InvalidArgument, "%s: qweight has shape %s, expected [rows / %lld, columns / %lld, %lld] (packed)",
                     op, shape_string(qweight.sizes, qweight.dim, buf, sizeof buf), static_cast<long long>(kPackedLanes),
-                    static_cast<long long>(kPackedStep), static_cast<long long>(4 * kPackedLanes));
-  if (qweight.dtype != ScalarType::UInt8)
-    return ctx.fail(Error::InvalidArgument, "%s: qweight has dtype %s, expected uint8", op,
-                    scalar_type_name(qweight.dtype));
-  if (cols < 0) cols = qweight.sizes[1] * kPackedStep;
+                    static_cast<long long>(step), static_cast<long long>(4 * kPackedLanes));
+  if (cols < 0) cols = qweight.sizes[1] * step;
   if (cols % group_size != 0)
     return ctx.fail(Error::InvalidArgument, "%s: %lld columns are not a multiple of group_size %lld", op,
                     static_cast<long long>(cols), static_cast<long long>(group_size));
-  const int64_t steps = cols / kPackedStep, groups = cols / group_size;
+  const int64_t steps = cols / step, groups = cols / group_size;
   if (qweight.sizes[1] != steps)
     return ctx.fail(Error::InvalidArgument,
                     "%s: qweight has shape %s, expected [rows / %lld, %lld, %lld] (packed: %lld columns)", op,
@@ -112,17 +114,18 @@ Error read_packed_quant_weight(KernelContext& ctx, const char* op, const Tensor&
                     static_cast<long long>(steps), static_cast<long long>(4 * kPackedLanes),
                     static_cast<long long>(cols));
   const int64_t blocks = qweight.sizes[0];
+  Error e = Error::Ok;
   for (const Tensor* t : {&scales, mins}) {
     if (t == nullptr) continue;
     const char* name = t == &scales ? "scales" : "mins";
-    Error e = expect_dtype(ctx, op, name, *t, ScalarType::Float32);
+    e = expect_dtype(ctx, op, name, *t, ScalarType::Float32);
     if (e != Error::Ok) return e;
     if (t->dim != 3 || t->sizes[0] != blocks || t->sizes[1] != groups || t->sizes[2] != kPackedLanes)
       return ctx.fail(Error::InvalidArgument, "%s: %s has shape %s, expected [%lld, %lld, %lld] (packed)", op, name,
                       shape_string(t->sizes, t->dim, buf, sizeof buf), static_cast<long long>(blocks),
                       static_cast<long long>(groups), static_cast<long long>(kPackedLanes));
   }
-  Error e = contiguous_data(ctx, op, "qweight", qweight, &w->data);
+  e = contiguous_data(ctx, op, "qweight", qweight, &w->data);
   if (e == Error::Ok) e = contiguous_data(ctx, op, "scales", scales, &w->scales);
   w->mins = nullptr;
   if (e == Error::Ok && mins != nullptr) e = contiguous_data(ctx, op, "mins", *mins, &w->mins);
@@ -131,8 +134,8 @@ Error read_packed_quant_weight(KernelContext& ctx, const char* op, const Tensor&
   w->cols = cols;
   w->group_size = group_size;
   w->groups = groups;
-  w->row_bytes = cols / 2;
-  w->bits = 4;
+  w->row_bytes = cols * bits / 8;
+  w->bits = static_cast<int>(bits);
   w->packed = true;
   return Error::Ok;
 }
@@ -147,12 +150,12 @@ const float* row_scales(const QuantWeight& w, const float* values, int64_t r, fl
 void unpack_row_4bit(const QuantWeight& w, int64_t r, int8_t* __restrict out) {
   const int offset = w.symmetric() ? 8 : 0;
   if (w.packed) {
-    const int64_t steps = w.cols / kPackedStep, lane = 4 * (r % kPackedLanes);
+    const int64_t steps = w.cols / 8, lane = 4 * (r % kPackedLanes);
     const uint8_t* __restrict p = w.data + (r / kPackedLanes) * steps * 4 * kPackedLanes + lane;
     for (int64_t t = 0; t < steps; ++t, p += 4 * kPackedLanes)
       for (int i = 0; i < 4; ++i) {
-        out[kPackedStep * t + i] = static_cast<int8_t>((p[i] & 0x0F) - offset);
-        out[kPackedStep * t + 4 + i] = static_cast<int8_t>((p[i] >> 4) - offset);
+        out[8 * t + i] = static_cast<int8_t>((p[i] & 0x0F) - offset);
+        out[8 * t + 4 + i] = static_cast<int8_t>((p[i] >> 4) - offset);
       }
     return;
   }
@@ -162,6 +165,15 @@ void unpack_row_4bit(const QuantWeight& w, int64_t r, int8_t* __restrict out) {
     out[2 * j] = static_cast<int8_t>((p[j] & 0x0F) - offset);
     out[2 * j + 1] = static_cast<int8_t>((p[j] >> 4) - offset);
   }
+}
+
+const uint8_t* row_bytes_8bit(const QuantWeight& w, int64_t r, uint8_t* __restrict scratch) {
+  if (!w.packed) return w.row(r);
+  const int64_t steps = w.cols / 4;
+  const uint8_t* __restrict p = w.data + (r / kPackedLanes) * steps * 4 * kPackedLanes + 4 * (r % kPackedLanes);
+  for (int64_t t = 0; t < steps; ++t, p += 4 * kPackedLanes)
+    for (int i = 0; i < 4; ++i) scratch[4 * t + i] = p[i];
+  return scratch;
 }
 
 namespace {
@@ -193,11 +205,13 @@ void dequantize_row(const QuantWeight& w, int64_t r, int8_t* scratch, float* out
   if (w.bits == 4) {
     unpack_row_4bit(w, r, scratch);
     scale_row<int8_t>(scratch, scales, mins, stride, w.groups, w.group_size, out);
-  } else if (w.symmetric()) {
-    scale_row(reinterpret_cast<const int8_t*>(w.row(r)), scales, mins, 1, w.groups, w.group_size, out);
-  } else {
-    scale_row(w.row(r), scales, mins, 1, w.groups, w.group_size, out);
+    return;
   }
+  const uint8_t* bytes = row_bytes_8bit(w, r, reinterpret_cast<uint8_t*>(scratch));
+  if (w.symmetric())
+    scale_row(reinterpret_cast<const int8_t*>(bytes), scales, mins, stride, w.groups, w.group_size, out);
+  else
+    scale_row(bytes, scales, mins, stride, w.groups, w.group_size, out);
 }
 
 POCKET_NO_FP_CONTRACT void quantize_activations(const float* __restrict x, int64_t rows, int64_t cols,

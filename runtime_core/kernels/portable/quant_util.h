@@ -17,8 +17,10 @@ namespace detail {
 //          symmetric q = nibble - 8, asymmetric q = nibble
 //   8-bit: int8 (rows, cols) symmetric, uint8 (rows, cols) asymmetric
 //   w = q * scale (+ min)
-// linear_q_packed's layout: blocks of kPackedLanes rows, steps of kPackedStep columns.
-constexpr int64_t kPackedLanes = 16, kPackedStep = 8;
+// linear_q_packed's layout: blocks of kPackedLanes rows, per 64 bytes packed_step(bits)
+// columns of each; group sizes are multiples of kPackedGroup.
+constexpr int64_t kPackedLanes = 16, kPackedGroup = 8;
+constexpr int64_t packed_step(int bits) { return bits == 4 ? 8 : 4; }
 
 struct QuantWeight {
   const uint8_t* data = nullptr;  // (rows, row_bytes), contiguous; packed: (rows / 16, cols / 8, 64)
@@ -26,9 +28,9 @@ struct QuantWeight {
   const float* mins = nullptr;    // as scales; null when symmetric
   int64_t rows = 0, cols = 0, group_size = 0, groups = 0, row_bytes = 0;
   int bits = 0;
-  // 4-bit only: linear_q_packed's layout (exporter/quant/ops.py pack_linear_weight), 16 rows
-  // across lanes: byte [b, t, 4c + i] holds columns 8t + i (low nibble) and 8t + 4 + i (high)
-  // of row 16b + c. row() and row_bytes do not apply.
+  // linear_q_packed's layout (exporter/quant/ops.py pack_linear_weight), 16 rows across
+  // lanes: byte [b, t, 4c + i] holds, of row 16b + c, 4-bit: columns 8t + i (low nibble) and
+  // 8t + 4 + i (high); 8-bit: column 4t + i. row() does not apply.
   bool packed = false;
 
   bool symmetric() const { return mins == nullptr; }
@@ -43,8 +45,9 @@ Error read_quant_weight(KernelContext& ctx, const char* op, const Tensor& qweigh
                         const Tensor& scales, const Tensor* mins, int64_t bits, int64_t group_size,
                         int64_t cols, QuantWeight* w);
 
-// linear_q_packed's weight: checks the packed shapes (rows % 16 == 0, `cols` % 8 == 0,
-// group_size % 8 == 0, bits 4) and points `w` at the data as read_quant_weight does.
+// linear_q_packed's weight: checks the packed shapes ((rows / 16, cols / packed_step, 64),
+// group_size % 8 == 0; dtypes as unpacked) and points `w` at the data as read_quant_weight
+// does. `cols` < 0 takes the column count from qweight.
 Error read_packed_quant_weight(KernelContext& ctx, const char* op, const Tensor& qweight,
                                const Tensor& scales, const Tensor* mins, int64_t bits, int64_t group_size,
                                int64_t cols, QuantWeight* w);
@@ -52,6 +55,10 @@ Error read_packed_quant_weight(KernelContext& ctx, const char* op, const Tensor&
 // Row r's scales (and mins) of w: a pointer into w, or for a packed w gathered into `scratch`
 // (w.groups floats).
 const float* row_scales(const QuantWeight& w, const float* values, int64_t r, float* scratch);
+
+// The stored bytes of row r of an 8-bit w: in place, or for a packed w gathered into
+// `scratch` (w.cols bytes).
+const uint8_t* row_bytes_8bit(const QuantWeight& w, int64_t r, uint8_t* scratch);
 
 // Row r of a 4-bit w as integer values (symmetric [-8, 7], asymmetric [0, 15]). 8-bit rows
 // need no unpacking: w.row(r) are the values (int8 symmetric, uint8 asymmetric).
