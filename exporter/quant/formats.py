@@ -3,7 +3,8 @@
 A format is (bits, group_size, symmetric):
     symmetric:  w = q * scale              q signed: int4 in [-8, 7] (stored q + 8), int8 in [-127, 127]
     asymmetric: w = q * scale + min        q unsigned: [0, 15] or [0, 255]
-Scales and mins are float32, one per (row, group of `group_size` consecutive columns).
+Scales and mins are one per (row, group of `group_size` consecutive columns): float32 from
+quantize(), float32 or float16 in general (GGUF's d and m; see ops.check_scales).
 4-bit values are packed two per byte along a row: column 2j in the low nibble, 2j+1 in the high.
 """
 
@@ -103,7 +104,7 @@ def unpack(packed: torch.Tensor, fmt: WeightFormat) -> torch.Tensor:
 def dequantize(packed, scales, mins, fmt: WeightFormat) -> torch.Tensor:
     q = unpack(packed, fmt).float()
     n, k = q.shape
-    w = q.reshape(n, k // fmt.group_size, fmt.group_size) * scales[..., None]
+    w = q.reshape(n, k // fmt.group_size, fmt.group_size) * scales.float()[..., None]
     if mins is not None:
-        w = w + mins[..., None]
+        w = w + mins.float()[..., None]
     return w.reshape(n, k)

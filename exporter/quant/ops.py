@@ -28,6 +28,11 @@ within 1e-5 relative).
         followed the convolution
     x must be float32. NaN/inf activations are outside the contract (the kernels give finite
     garbage where these references give NaN).
+
+Scales and mins of linear_q, linear_q_packed, embedding_q and embedding_q_packed are float32 or
+float16 (both the same dtype; GGUF's Q4_0, Q4_1 and Q8_0 keep their float16 d and m). A float16
+value means exactly its float32 widening: results equal those of float32 scales of the same
+values.
 """
 
 from __future__ import annotations
@@ -53,12 +58,28 @@ def quantize_activations(x2: Tensor, block: int) -> tuple[Tensor, Tensor]:
     return xq.reshape(m, k).double(), scale
 
 
+SCALE_DTYPES = (torch.float32, torch.float16)
+
+
+def check_scales(op: str, scales: Tensor, mins: Optional[Tensor]) -> None:
+    """scales float32 or float16, mins (if any) of the same dtype; the runtime's messages."""
+    name = {torch.float32: "float32", torch.float16: "float16"}
+    if scales.dtype not in SCALE_DTYPES:
+        raise ValueError(f"{op}: scales has dtype {str(scales.dtype).replace('torch.', '')}, "
+                         f"expected float32 or float16")
+    if mins is not None and mins.dtype != scales.dtype:
+        raise ValueError(f"{op}: scales and mins must have the same dtype ({name[scales.dtype]} vs "
+                         f"{str(mins.dtype).replace('torch.', '')})")
+
+
 @torch.library.custom_op("pocket::linear_q", mutates_args=())
 def linear_q(x: Tensor, qweight: Tensor, scales: Tensor, mins: Optional[Tensor], bias: Optional[Tensor],
              bits: int, group_size: int, act_mode: int) -> Tensor:
     fmt = WeightFormat(bits, group_size, mins is None)
     if act_mode not in (ACT_FP32, ACT_INT8_TOKEN, ACT_INT8_BLOCK32):
         raise ValueError(f"linear_q: act_mode must be 0, 1 or 2, got {act_mode}")
+    check_scales("linear_q", scales, mins)
+    scales, mins = scales.float(), None if mins is None else mins.float()  # float16: exact widening
     if act_mode == ACT_FP32:
         y = torch.nn.functional.linear(x.float(), dequantize(qweight, scales, mins, fmt))
     else:
@@ -91,18 +112,22 @@ def linear_q(x: Tensor, qweight: Tensor, scales: Tensor, mins: Optional[Tensor],
 
 @linear_q.register_fake
 def _(x, qweight, scales, mins, bias, bits, group_size, act_mode):
+    check_scales("linear_q", scales, mins)
     return x.new_empty((*x.shape[:-1], qweight.shape[0]), dtype=torch.float32)
 
 
 @torch.library.custom_op("pocket::embedding_q", mutates_args=())
 def embedding_q(qweight: Tensor, scales: Tensor, mins: Optional[Tensor], indices: Tensor, bits: int,
                 group_size: int) -> Tensor:
+    check_scales("embedding_q", scales, mins)
+    scales, mins = scales.float(), None if mins is None else mins.float()
     w = dequantize(qweight, scales, mins, WeightFormat(bits, group_size, mins is None))
     return torch.nn.functional.embedding(indices, w)
 
 
 @embedding_q.register_fake
 def _(qweight, scales, mins, indices, bits, group_size):
+    check_scales("embedding_q", scales, mins)
     return qweight.new_empty((*indices.shape, scales.shape[1] * group_size), dtype=torch.float32)
 
 
@@ -178,7 +203,8 @@ def _(x, weight, w_scales, bias, x_scale, x_zero_point, kernel_size, stride, pad
 #   4-bit (step 8): byte [b, t, 4c + i] = u[16b+c, 8t+i] | u[16b+c, 8t+4+i] << 4 (u the stored
 #                   nibbles, as in linear_q)
 #   8-bit (step 4): byte [b, t, 4c + i] = q[16b+c, 4t+i]
-# Scales and mins (N, G) become (N/16, G, 16). Needs N % 16 == 0 and group_size % 8 == 0.
+# Scales and mins (N, G) become (N/16, G, 16), dtype kept (float32 or float16). Needs
+# N % 16 == 0 and group_size % 8 == 0.
 LINEAR_LANES, LINEAR_GROUP = 16, 8
 
 
@@ -233,22 +259,26 @@ def linear_q_packed(x: Tensor, qweight: Tensor, scales: Tensor, mins: Optional[T
                     bits: int, group_size: int, act_mode: int) -> Tensor:
     if act_mode not in (ACT_INT8_TOKEN, ACT_INT8_BLOCK32):
         raise ValueError(f"linear_q_packed: takes act_mode 1 or 2, got {act_mode}")
+    check_scales("linear_q_packed", scales, mins)
     q, s, m = unpack_linear_weight(qweight, scales, mins, bits)
     return linear_q(x, q, s, m, bias, bits, group_size, act_mode)
 
 
 @linear_q_packed.register_fake
 def _(x, qweight, scales, mins, bias, bits, group_size, act_mode):
+    check_scales("linear_q_packed", scales, mins)
     return x.new_empty((*x.shape[:-1], qweight.shape[0] * LINEAR_LANES), dtype=torch.float32)
 
 
 @torch.library.custom_op("pocket::embedding_q_packed", mutates_args=())
 def embedding_q_packed(qweight: Tensor, scales: Tensor, mins: Optional[Tensor], indices: Tensor, bits: int,
                        group_size: int) -> Tensor:
+    check_scales("embedding_q_packed", scales, mins)
     q, s, m = unpack_linear_weight(qweight, scales, mins, bits)
     return embedding_q(q, s, m, indices, bits, group_size)
 
 
 @embedding_q_packed.register_fake
 def _(qweight, scales, mins, indices, bits, group_size):
+    check_scales("embedding_q_packed", scales, mins)
     return qweight.new_empty((*indices.shape, qweight.shape[1] * linear_step(bits)), dtype=torch.float32)

@@ -21,6 +21,8 @@ Tolerances:
 - linear_q_packed: exact integer sums per group (or block of 32), scaled and summed in float32
   (the portable kernel: double): |difference| <= 1e-5 * (|portable| + Σ|terms|); integers on
   unit scales, identical.
+- linear_q and linear_q_packed with float16 scales and mins (some cases of each): the same
+  bounds, and every kernel set gives exactly what it gives for float32 scales of the same values.
 - Module outputs with 1 and 2 threads: the kernels split work without changing any
   output's arithmetic except where a tile boundary moves: rtol = atol = 1e-5.
 """
@@ -227,6 +229,8 @@ def linear_q_cases():
             for m in (1, 2, 7, 33):
                 n = (1, 3, 5, 9, 18)[(m + k) % 5]
                 q, s, mins = quantize(torch.randn(n, k), WeightFormat(bits, g, sym))
+                if m in (2, 33):  # float16 scales and mins: the gemv and the GEMM path
+                    s, mins = s.half(), None if mins is None else mins.half()
                 x = torch.randn(m, k) * 3
                 if m == 7:
                     x = torch.randn(k, m).t() * 3  # strided
@@ -247,6 +251,8 @@ def linear_q_packed_cases():
             for m in (1, 2, 3, 5, 9) if k < 16384 else (1, 3):
                 n = (16, 32, 48)[(m + k) % 3]
                 q, s, mins = quantize(torch.randn(n, k), WeightFormat(bits, g, sym))
+                if m in (3, 5):  # float16 scales and mins
+                    s, mins = s.half(), None if mins is None else mins.half()
                 x = torch.randn(m, k) * 3
                 if m == 5:
                     x = torch.randn(k, m).t() * 3  # strided
@@ -258,7 +264,7 @@ def linear_q_magnitude(args):
     """Σ|x| · max|dequantized w| per output (plus |bias|)."""
     x, q, s, mins, bias, bits, g, _ = args
     qmax = {(4, True): 8, (4, False): 15, (8, True): 128, (8, False): 255}[(bits, mins is None)]
-    wmax = (s.abs() * qmax + (mins.abs() if mins is not None else 0)).max()
+    wmax = (s.float().abs() * qmax + (mins.float().abs() if mins is not None else 0)).max()
     mag = x.abs().sum(-1, keepdim=True) * wmax
     return mag + (bias.abs() if bias is not None else 0)
 
@@ -361,6 +367,21 @@ def test_optimized_matches_portable(op, table):
             check(op, args, like, table, 0, 0)
         else:
             check_float(op, args, like, table)
+
+
+@pytest.mark.parametrize("table", ["portable"] + SETS)
+@pytest.mark.parametrize("op", ["pocket::linear_q", "pocket::linear_q_packed"])
+def test_half_scales_give_float_scales_results(op, table):
+    """float16 scales and mins are read in place and widened exactly: every kernel set gives
+    bit for bit what it gives for float32 scales of the same values, on 1 and 2 threads."""
+    torch.manual_seed(1)
+    for args, like in CASES[op]():
+        if args[2].dtype != torch.float16:
+            continue
+        wide = args[:2] + [args[2].float(), None if args[3] is None else args[3].float()] + args[4:]
+        for threads in (1, 2):
+            got, want = run(op, args, like, table, threads), run(op, wide, like, table, threads)
+            assert torch.equal(got, want), f"{op} [{_native.kernel_set(table)}] threads={threads}"
 
 
 def unit_scale_linear_q(bits, sym, m, k, n, g, act_mode, gen):

@@ -11,6 +11,8 @@ Tolerances:
   partial sums (~1e-6 for these shapes) -> rtol 1e-5, atol 1e-5 (1e-4 for K = 512).
 - embedding_q, conv2d_q8 and conv2d_q8_packed are exact (same float32 / double operations,
   exact integer sums).
+- float16 scales and mins (GGUF's d and m): the same tolerances; the kernels and the references
+  give exactly what float32 scales of the same values give.
 """
 
 import pytest
@@ -36,6 +38,18 @@ LEADING = [(1,), (3,), (17,), (2, 3)]
 
 def quantized(n, k, bits, symmetric, group_size):
     return quantize(torch.randn(n, k), WeightFormat(bits, group_size, symmetric))
+
+
+def halved(q, s, m):
+    """A weight with float16 scales and mins (the float32 ones rounded)."""
+    return q, s.half(), None if m is None else m.half()
+
+
+def widened(args, at):
+    """args with the scales and mins at args[at], args[at + 1] widened to float32."""
+    out = list(args)
+    out[at], out[at + 1] = out[at].float(), None if out[at + 1] is None else out[at + 1].float()
+    return out
 
 
 def reference(op, args):
@@ -170,6 +184,42 @@ def test_linear_q_errors():
                    r"linear_q: qweight has shape \[16\], expected 2 dims")
 
 
+HALF_MODES = [(0, 6, 30), (0, 32, 96), (1, 10, 50), (1, 32, 96), (2, 32, 96), (2, 64, 192)]
+
+
+@pytest.mark.parametrize("bits,symmetric", FORMATS)
+@pytest.mark.parametrize("act_mode,group_size,k", HALF_MODES)
+@pytest.mark.parametrize("leading", [(1,), (5,), (2, 3)])
+def test_linear_q_half_scales(bits, symmetric, act_mode, group_size, k, leading):
+    """float16 scales and mins: the kernel matches the reference, and both give exactly what
+    float32 scales of the same values give."""
+    n = 7 if len(leading) == 1 else 13
+    q, s, m = halved(*quantized(n, k, bits, symmetric, group_size))
+    s[0, 0] = 3e-6  # a float16 subnormal
+    bias = torch.randn(n) if leading[0] != 5 else None
+    args = [torch.randn(*leading, k), q, s, m, bias, bits, group_size, act_mode]
+    want = reference("linear_q", args)
+    assert torch.equal(want, reference("linear_q", widened(args, 2)))
+    assert torch.equal(check_linear_q(args)[0], check_linear_q(widened(args, 2))[0])
+
+
+def test_linear_q_scale_dtype_errors():
+    q, s, m = quantized(3, 32, 4, False, 8)
+    x = torch.randn(2, 32)
+    linear_q_error([x, q, s.half(), m, None, 4, 8, 0], (2, 3),
+                   r"linear_q: scales and mins must have the same dtype \(float16 vs float32\)")
+    linear_q_error([x, q, s, m.half(), None, 4, 8, 1], (2, 3),
+                   r"linear_q: scales and mins must have the same dtype \(float32 vs float16\)")
+    linear_q_error([x, q, s.to(torch.int32), m.to(torch.int32), None, 4, 8, 0], (2, 3),
+                   r"linear_q: scales has dtype int32, expected float32 or float16")
+    linear_q_error([x, q, s.to(torch.bfloat16), m.to(torch.bfloat16), None, 4, 8, 0], (2, 3),
+                   r"linear_q: scales has dtype bfloat16, expected float32 or float16")
+    with pytest.raises(ValueError, match=r"linear_q: scales and mins must have the same dtype \(float16 vs float32\)"):
+        reference("linear_q", [x, q, s.half(), m, None, 4, 8, 0])
+    with pytest.raises(ValueError, match=r"linear_q: scales has dtype int32, expected float32 or float16"):
+        reference("linear_q", [x, q, s.to(torch.int32), None, None, 4, 8, 0])
+
+
 # ---- linear_q_packed: 4-bit weights in the int8 kernels' layout, int8 activations
 
 # (act_mode, group_size, K): groups of one step of 8, groups spanning odd step counts, act_mode 2.
@@ -188,6 +238,25 @@ def test_linear_q_packed(bits, symmetric, act_mode, group_size, k, leading):
     args = [x, *pack_linear_weight(q, s, m, bits), bias, bits, group_size, act_mode]
     want = reference("linear_q", [x, q, s, m, bias, bits, group_size, act_mode])
     check("pocket::linear_q_packed", args, rtol=1e-5, atol=1e-5, expected=want)
+
+
+@pytest.mark.parametrize("bits,symmetric", FORMATS)
+@pytest.mark.parametrize("act_mode,group_size,k", [(1, 8, 40), (1, 32, 96), (2, 64, 128)])
+@pytest.mark.parametrize("leading", [(1,), (5,)])
+def test_linear_q_packed_half_scales(bits, symmetric, act_mode, group_size, k, leading):
+    """float16 scales and mins stay float16 in the packed layout; the same numbers as linear_q."""
+    n = 32
+    q, s, m = halved(*quantized(n, k, bits, symmetric, group_size))
+    x = torch.randn(*leading, k) * 2
+    bias = torch.randn(n)
+    pq, ps, pm = pack_linear_weight(q, s, m, bits)
+    assert ps.dtype == torch.float16 and (pm is None or pm.dtype == torch.float16)
+    args = [x, pq, ps, pm, bias, bits, group_size, act_mode]
+    want = reference("linear_q", [x, q, s, m, bias, bits, group_size, act_mode])
+    assert torch.equal(reference("linear_q_packed", args), want)
+    got = check("pocket::linear_q_packed", args, rtol=1e-5, atol=1e-5, expected=want)[0]
+    assert torch.equal(got, check("pocket::linear_q_packed", widened(args, 2), rtol=1e-5, atol=1e-5,
+                                  expected=want)[0])
 
 
 @pytest.mark.parametrize("bits,symmetric", FORMATS)
@@ -225,6 +294,14 @@ def test_linear_q_packed_errors():
     fails([x, pq, s, None, None, 4, 8, 1], r"linear_q_packed: scales has shape \[16, 4\], expected \[1, 4, 16\]")
     fails([x, pq, ps, ps[:, :2], None, 4, 8, 1], r"linear_q_packed: mins has shape \[1, 2, 16\]")
     fails([x, pq, ps, None, None, 4, 8, 2], r"linear_q_packed: act_mode 2 .* multiple of 32, got 8")
+    qa, sa, ma = quantized(16, 32, 4, False, 8)
+    pqa, psa, pma = pack_linear_weight(qa, sa, ma)
+    fails([x, pqa, psa.half(), pma, None, 4, 8, 1],
+          r"linear_q_packed: scales and mins must have the same dtype \(float16 vs float32\)")
+    fails([x, pq, ps.to(torch.int32), None, None, 4, 8, 1],
+          r"linear_q_packed: scales has dtype int32, expected float32 or float16")
+    with pytest.raises(ValueError, match=r"linear_q_packed: scales and mins must have the same dtype"):
+        reference("linear_q_packed", [x, pqa, psa, pma.half(), None, 4, 8, 1])
 
 
 # ---- embedding_q
@@ -238,6 +315,18 @@ def test_embedding_q(bits, symmetric, group_size, dim, index_shape):
     indices = torch.randint(0, 11, index_shape)
     args = [q, s, m, indices, bits, group_size]
     check("pocket::embedding_q", args, rtol=0, atol=0, expected=reference("embedding_q", args))
+
+
+@pytest.mark.parametrize("bits,symmetric", FORMATS)
+@pytest.mark.parametrize("group_size,dim", [(6, 30), (32, 96)])
+def test_embedding_q_half_scales(bits, symmetric, group_size, dim):
+    """Rows dequantized with float16 scales and mins: exactly those of float32 ones of the same values."""
+    q, s, m = halved(*quantized(11, dim, bits, symmetric, group_size))
+    indices = torch.randint(0, 11, (2, 3))
+    args = [q, s, m, indices, bits, group_size]
+    want = reference("embedding_q", widened(args, 1))
+    assert torch.equal(reference("embedding_q", args), want)
+    check("pocket::embedding_q", args, rtol=0, atol=0, expected=want)
 
 
 def test_embedding_q_int32_and_strided_indices():
@@ -256,6 +345,32 @@ def test_embedding_q_packed(bits, symmetric, group_size, dim):
     args = [*pack_linear_weight(q, s, m, bits), indices, bits, group_size]
     want = reference("embedding_q", [q, s, m, indices, bits, group_size])
     check("pocket::embedding_q_packed", args, rtol=0, atol=0, expected=want)
+
+
+@pytest.mark.parametrize("bits,symmetric", FORMATS)
+def test_embedding_q_packed_half_scales(bits, symmetric):
+    q, s, m = halved(*quantized(32, 64, bits, symmetric, 32))
+    indices = torch.tensor([[0, 31, 16], [15, 17, 3]], dtype=torch.int64)
+    args = [*pack_linear_weight(q, s, m, bits), indices, bits, 32]
+    want = reference("embedding_q", [q, s.float(), None if m is None else m.float(), indices, bits, 32])
+    assert torch.equal(reference("embedding_q_packed", args), want)
+    check("pocket::embedding_q_packed", args, rtol=0, atol=0, expected=want)
+
+
+def test_embedding_q_scale_dtype_errors():
+    q, s, m = quantized(16, 32, 4, False, 8)
+    pq, ps, pm = pack_linear_weight(q, s, m)
+    for op, w in (("embedding_q", (q, s, m)), ("embedding_q_packed", (pq, ps, pm))):
+        def fails(args, pattern):
+            with pytest.raises(PocketError, match=pattern):
+                check(f"pocket::{op}", args, expected=torch.empty(2, 32))
+
+        fails([w[0], w[1], w[2].half(), torch.tensor([1, 2]), 4, 8],
+              rf"{op}: scales and mins must have the same dtype \(float32 vs float16\)")
+        fails([w[0], w[1].to(torch.int32), w[2].to(torch.int32), torch.tensor([1, 2]), 4, 8],
+              rf"{op}: scales has dtype int32, expected float32 or float16")
+        with pytest.raises(ValueError, match=rf"{op}: scales and mins must have the same dtype"):
+            reference(op, [w[0], w[1].half(), w[2], torch.tensor([1, 2]), 4, 8])
 
 
 def test_embedding_q_packed_errors():

@@ -9,10 +9,12 @@
 
 #include "ukernels.h"
 
-#define POCKET_TARGET __attribute__((target("avx2,fma")))
+#define POCKET_TARGET __attribute__((target("avx2,fma,f16c")))
 
 namespace pocket {
 namespace detail {
+
+#include "quant_scales.inc"
 
 namespace {
 
@@ -70,8 +72,8 @@ POCKET_TARGET void gemv_tile(const float* x, int64_t k, const QuantWeight& w, in
   for (int64_t j = 0; j < w.groups; ++j) {
     __m256 s[NR], mn[NR];
     POCKET_UNROLL for (int r = 0; r < NR; ++r) {
-      s[r] = _mm256_set1_ps(w.scales[(c + r) * w.groups + j]);
-      mn[r] = kAsym ? _mm256_set1_ps(w.mins[(c + r) * w.groups + j]) : _mm256_setzero_ps();
+      s[r] = _mm256_set1_ps(scale_at(w, w.scales, (c + r) * w.groups + j));
+      mn[r] = kAsym ? _mm256_set1_ps(scale_at(w, w.mins, (c + r) * w.groups + j)) : _mm256_setzero_ps();
     }
     for (int64_t col = j * g; col < (j + 1) * g; col += 16) {
       __m256 wl[NR], wh[NR];
@@ -129,8 +131,8 @@ POCKET_TARGET void dequantize_rows(const QuantWeight& w, int64_t r0, int64_t r1,
   for (int64_t r = r0; r < r1; ++r) {
     float* o = out + (r - r0) * k;
     for (int64_t j = 0; j < w.groups; ++j) {
-      const __m256 s = _mm256_set1_ps(w.scales[r * w.groups + j]);
-      const __m256 mn = kAsym ? _mm256_set1_ps(w.mins[r * w.groups + j]) : _mm256_setzero_ps();
+      const __m256 s = _mm256_set1_ps(scale_at(w, w.scales, r * w.groups + j));
+      const __m256 mn = kAsym ? _mm256_set1_ps(scale_at(w, w.mins, r * w.groups + j)) : _mm256_setzero_ps();
       for (int64_t col = j * g; col < (j + 1) * g; col += 16) {
         __m256i ql, qh;
         load_q<F>(w.row(r), col, &ql, &qh);

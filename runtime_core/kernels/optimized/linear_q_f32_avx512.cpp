@@ -13,10 +13,12 @@
 
 #include "ukernels.h"
 
-#define POCKET_TARGET __attribute__((target("avx2,fma,avx512f,avx512bw,avx512vl")))
+#define POCKET_TARGET __attribute__((target("avx2,fma,f16c,avx512f,avx512bw,avx512vl")))
 
 namespace pocket {
 namespace detail {
+
+#include "quant_scales.inc"
 
 namespace {
 
@@ -70,8 +72,8 @@ POCKET_TARGET void gemv_tile(const float* x, int64_t k, const QuantWeight& w, in
   for (int64_t j = 0; j < w.groups; ++j) {
     __m512 s[NR], mn[NR];
     POCKET_UNROLL for (int r = 0; r < NR; ++r) {
-      s[r] = _mm512_set1_ps(w.scales[(c + r) * w.groups + j]);
-      mn[r] = kAsym ? _mm512_set1_ps(w.mins[(c + r) * w.groups + j]) : _mm512_setzero_ps();
+      s[r] = _mm512_set1_ps(scale_at(w, w.scales, (c + r) * w.groups + j));
+      mn[r] = kAsym ? _mm512_set1_ps(scale_at(w, w.mins, (c + r) * w.groups + j)) : _mm512_setzero_ps();
     }
     for (int64_t col = j * g; col < (j + 1) * g; col += 16) {
       __m512 wv[NR];
@@ -121,8 +123,8 @@ POCKET_TARGET void dequantize_rows(const QuantWeight& w, int64_t r0, int64_t r1,
   for (int64_t r = r0; r < r1; ++r) {
     float* o = out + (r - r0) * k;
     for (int64_t j = 0; j < w.groups; ++j) {
-      const __m512 s = _mm512_set1_ps(w.scales[r * w.groups + j]);
-      const __m512 mn = kAsym ? _mm512_set1_ps(w.mins[r * w.groups + j]) : _mm512_setzero_ps();
+      const __m512 s = _mm512_set1_ps(scale_at(w, w.scales, r * w.groups + j));
+      const __m512 mn = kAsym ? _mm512_set1_ps(scale_at(w, w.mins, r * w.groups + j)) : _mm512_setzero_ps();
       for (int64_t col = j * g; col < (j + 1) * g; col += 16)
         _mm512_storeu_ps(o + col, dequant<F>(load_q8<F, true>(w.row(r), col), s, mn));
     }

@@ -13,6 +13,9 @@
 namespace pocket {
 namespace detail {
 
+#define POCKET_TARGET
+#include "quant_scales.inc"
+
 namespace {
 
 enum Format { kQ4Sym, kQ4Asym, kQ8Sym, kQ8Asym };
@@ -72,8 +75,8 @@ void gemv_tile(const float* x, int64_t k, const QuantWeight& w, int64_t c, const
   for (int64_t j = 0; j < w.groups; ++j) {
     float32x4_t s[NR], mn[NR];
     POCKET_UNROLL for (int r = 0; r < NR; ++r) {
-      s[r] = vdupq_n_f32(w.scales[(c + r) * w.groups + j]);
-      mn[r] = vdupq_n_f32(kAsym ? w.mins[(c + r) * w.groups + j] : 0.0f);
+      s[r] = vdupq_n_f32(scale_at(w, w.scales, (c + r) * w.groups + j));
+      mn[r] = vdupq_n_f32(kAsym ? scale_at(w, w.mins, (c + r) * w.groups + j) : 0.0f);
     }
     for (int64_t col = j * g; col < (j + 1) * g; col += 16) {
       float32x4_t wv[NR][4];
@@ -134,8 +137,8 @@ void dequantize_rows(const QuantWeight& w, int64_t r0, int64_t r1, float* out) {
   for (int64_t r = r0; r < r1; ++r) {
     float* o = out + (r - r0) * k;
     for (int64_t j = 0; j < w.groups; ++j) {
-      const float32x4_t s = vdupq_n_f32(w.scales[r * w.groups + j]);
-      const float32x4_t mn = vdupq_n_f32(kAsym ? w.mins[r * w.groups + j] : 0.0f);
+      const float32x4_t s = vdupq_n_f32(scale_at(w, w.scales, r * w.groups + j));
+      const float32x4_t mn = vdupq_n_f32(kAsym ? scale_at(w, w.mins, r * w.groups + j) : 0.0f);
       for (int64_t col = j * g; col < (j + 1) * g; col += 16) {
         int16x8_t ql, qh;
         load_q<F, true>(w.row(r), col, &ql, &qh);

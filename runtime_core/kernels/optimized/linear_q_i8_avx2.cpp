@@ -6,13 +6,14 @@
 
 #include "ukernels.h"
 
-#define POCKET_TARGET __attribute__((target("avx2,fma")))
+#define POCKET_TARGET __attribute__((target("avx2,fma,f16c")))
 
 namespace pocket {
 namespace detail {
 
 constexpr int kBigMr = 2, kBigNr = 2, kRowNr = 4;
 constexpr bool kVnni = false;
+#include "quant_scales.inc"
 #include "linear_q_i8_x86.inc"
 #define POCKET_I8_BIG_TILE(MR, NR, F, MODE) tile<MR, NR, F, MODE>
 #define POCKET_I8_ROW_TILE(NR, F, MODE) tile<1, NR, F, MODE>

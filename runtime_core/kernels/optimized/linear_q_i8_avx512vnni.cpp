@@ -16,13 +16,14 @@
 
 #include "ukernels.h"
 
-#define POCKET_TARGET __attribute__((target("avx2,fma,avx512f,avx512bw,avx512vl,avx512vnni")))
+#define POCKET_TARGET __attribute__((target("avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512vnni")))
 
 namespace pocket {
 namespace detail {
 
 constexpr int kBigMr = 4, kBigNr = 4, kRowNr = 8;
 constexpr bool kVnni = true;
+#include "quant_scales.inc"
 #include "linear_q_i8_x86.inc"
 
 namespace {
@@ -69,12 +70,14 @@ struct Octets {
   static constexpr int col(int o, int l) { return 2 * (reg(o, l) / MR) + l / 4; }
 };
 
-// Per-weight-row values v[col · stride] in octet o's lane order.
-template <int MR, int NR, typename T>
-POCKET_TARGET inline __m512d octet_cols(const T* v, int64_t stride, int o) {
+// Per-weight-row values of w's `values` (scales or mins) at + col · stride in octet o's
+// lane order.
+template <int MR, int NR>
+POCKET_TARGET inline __m512d octet_cols(const QuantWeight& w, const void* values, int64_t at, int64_t stride, int o) {
   using O = Octets<MR, NR>;
-  auto at = [&](int l) { return static_cast<double>(v[O::col(o, l) * stride]); };
-  return _mm512_setr_pd(at(0), at(1), at(2), at(3), at(4), at(5), at(6), at(7));
+  double v[8];  // (a loop, not a lambda: scale_at inlines only into POCKET_TARGET code)
+  POCKET_UNROLL for (int l = 0; l < 8; ++l) v[l] = scale_at(w, values, at + O::col(o, l) * stride);
+  return _mm512_loadu_pd(v);
 }
 
 // Per-row-of-x values v[row · stride] in octet o's lane order.
@@ -100,9 +103,8 @@ POCKET_TARGET void tile512(const LinearQI8Problem& p, int64_t r0, int64_t c) {
   __m512d acc[O::kCount], cacc[O::kCount];
   POCKET_UNROLL for (int o = 0; o < O::kCount; ++o) acc[o] = cacc[o] = _mm512_setzero_pd();
   for (int64_t j = 0; j < groups; ++j) {
-    const float* s = p.w.scales + c * groups + j;
     __m512d scale[O::kCount];
-    POCKET_UNROLL for (int o = 0; o < O::kCount; ++o) scale[o] = octet_cols<MR, NR>(s, groups, o);
+    POCKET_UNROLL for (int o = 0; o < O::kCount; ++o) scale[o] = octet_cols<MR, NR>(p.w, p.w.scales, c * groups + j, groups, o);
     __m512i isum[4 * O::kCount];
     POCKET_UNROLL for (int q = 0; q < 4 * O::kCount; ++q) isum[q] = _mm512_setzero_si512();
     for (int64_t col = j * g; col < (j + 1) * g; col += 32) {
@@ -127,7 +129,7 @@ POCKET_TARGET void tile512(const LinearQI8Problem& p, int64_t r0, int64_t c) {
         acc[o] = _mm512_fmadd_pd(reduce8(isum[4 * o], isum[4 * o + 1], isum[4 * o + 2], isum[4 * o + 3]), scale[o],
                                  acc[o]);
       if (corrections) {
-        const __m512d mins = kAsym ? octet_cols<MR, NR>(p.w.mins + c * groups + j, groups, o) : _mm512_setzero_pd();
+        const __m512d mins = kAsym ? octet_cols<MR, NR>(p.w, p.w.mins, c * groups + j, groups, o) : _mm512_setzero_pd();
         const __m512d corr = _mm512_fnmadd_pd(_mm512_set1_pd(off), scale[o], mins);
         cacc[o] = _mm512_fmadd_pd(corr, octet_rows<MR, NR>(p.xst + j * p.m + r0, 1, o), cacc[o]);
       }

@@ -13,6 +13,7 @@ namespace detail {
 
 constexpr int kBigMr = 2, kBigNr = 4, kRowNr = 4;
 constexpr bool kDot = false;
+#include "quant_scales.inc"
 #include "linear_q_i8_arm.inc"
 
 extern const LinearQI8Kernels kLinearQI8Neon = {run, offset_of, &kLinearQPI8Neon};

@@ -12,7 +12,7 @@
 
 #include "ukernels.h"
 
-#define POCKET_TARGET __attribute__((target("avx2,fma")))
+#define POCKET_TARGET __attribute__((target("avx2,fma,f16c")))
 
 namespace pocket {
 namespace detail {
@@ -62,6 +62,9 @@ struct Avx2 {
     }
   }
   POCKET_TARGET static F fload(const float* p) { return _mm256_loadu_ps(p); }
+  POCKET_TARGET static F hload(const uint16_t* p) {
+    return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+  }
   POCKET_TARGET static F fset(float v) { return _mm256_set1_ps(v); }
   POCKET_TARGET static F fmadd(F a, F b, F c) { return _mm256_fmadd_ps(a, b, c); }
   POCKET_TARGET static F fmul(F a, F b) { return _mm256_mul_ps(a, b); }

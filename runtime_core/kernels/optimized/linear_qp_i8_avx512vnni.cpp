@@ -57,6 +57,9 @@ struct Vnni {
     return _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(acc, lo, xa), hi, xb);
   }
   POCKET_TARGET static F fload(const float* p) { return _mm512_loadu_ps(p); }
+  POCKET_TARGET static F hload(const uint16_t* p) {
+    return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
+  }
   POCKET_TARGET static F fset(float v) { return _mm512_set1_ps(v); }
   POCKET_TARGET static F fmadd(F a, F b, F c) { return _mm512_fmadd_ps(a, b, c); }
   POCKET_TARGET static F fmul(F a, F b) { return _mm512_mul_ps(a, b); }

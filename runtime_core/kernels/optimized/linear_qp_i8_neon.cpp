@@ -58,6 +58,7 @@ struct Neon {
     return vaddq_s32(acc, vpaddq_s32(vpaddlq_s16(p01), vpaddlq_s16(p23)));
   }
   static F fload(const float* p) { return vld1q_f32(p); }
+  static F hload(const uint16_t* p) { return vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(p))); }
   static F fset(float v) { return vdupq_n_f32(v); }
   static F fmadd(F a, F b, F c) { return vfmaq_f32(c, a, b); }
   static F fmul(F a, F b) { return vmulq_f32(a, b); }

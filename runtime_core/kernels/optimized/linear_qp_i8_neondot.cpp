@@ -50,6 +50,7 @@ struct NeonDot {
   template <int Fmt>
   POCKET_TARGET static Acc dot2(Acc acc, W lo, B xa, W hi, B xb) { return vdotq_s32(vdotq_s32(acc, lo, xa), hi, xb); }
   POCKET_TARGET static F fload(const float* p) { return vld1q_f32(p); }
+  POCKET_TARGET static F hload(const uint16_t* p) { return vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(p))); }
   POCKET_TARGET static F fset(float v) { return vdupq_n_f32(v); }
   POCKET_TARGET static F fmadd(F a, F b, F c) { return vfmaq_f32(c, a, b); }
   POCKET_TARGET static F fmul(F a, F b) { return vmulq_f32(a, b); }

@@ -2,7 +2,7 @@
 //
 // Gathers rows of a quantized table (V, D) (schema/QUANTIZATION.md) by indices (any shape,
 // int64 or int32) and dequantizes them: -> (*indices.shape, D) float32, bit-exact with
-// exporter/quant/ops.py.
+// exporter/quant/ops.py (scales and mins float32 or float16, read in place).
 // pocket::embedding_q_packed(same arguments) -> Tensor: a 4-bit table in linear_q_packed's
 //   layout (QuantWeight::packed), for a table that is also a packed linear_q's weight (tied
 //   embeddings: the file stores it once).

@@ -3,7 +3,8 @@
 //   layout (QuantWeight::packed), act_mode 1 or 2; here each weight row is unpacked as for linear_q.
 //
 // x (..., K) float32 · dequantize(qweight (N, K))ᵀ + bias -> (..., N) float32; formats in
-// schema/QUANTIZATION.md, reference in exporter/quant/ops.py.
+// schema/QUANTIZATION.md, reference in exporter/quant/ops.py. Scales and mins are float32 or
+// float16 (read in place; a row's are widened into scratch where the loop needs floats).
 //   act_mode 0: fp32 activations. Each weight row is dequantized once, then dotted with
 //               every row of x in float32.
 //   act_mode 1: int8 activations, one scale per row of x. Each (x row, w row, group) adds
@@ -140,8 +141,8 @@ Error linear_int8(KernelContext& ctx, const Problem& p) {
   int8_t* unpacked = nullptr;  // per slice (kRows, k) 4-bit rows as int8, packed 8-bit rows' bytes
   if (p.w.bits == 4 || p.w.packed)
     e = detail::temp_array(ctx, kOp, "unpacked weight rows", slices * kRows * p.k, &unpacked);
-  float* gathered = nullptr;  // per slice (kRows, 2, groups): a packed weight's row scales and mins
-  if (e == Error::Ok && p.w.packed)
+  float* gathered = nullptr;  // per slice (kRows, 2, groups): a packed or float16 weight's row scales and mins
+  if (e == Error::Ok && detail::row_scales_need_scratch(p.w))
     e = detail::temp_array(ctx, kOp, "row scales", slices * kRows * 2 * p.w.groups, &gathered);
   if (e != Error::Ok) return e;
   detail::parallel_slices(ctx, blocks, slices, [&](int64_t s, int64_t b0, int64_t b1) {

@@ -49,6 +49,38 @@ Error check_format(KernelContext& ctx, const char* op, const Tensor& qweight, co
   return Error::Ok;
 }
 
+// scales float32 or float16, mins (if any) the same dtype.
+Error check_scale_dtypes(KernelContext& ctx, const char* op, const Tensor& scales, const Tensor* mins) {
+  if (scales.dtype != ScalarType::Float32 && scales.dtype != ScalarType::Float16)
+    return ctx.fail(Error::InvalidArgument, "%s: scales has dtype %s, expected float32 or float16", op,
+                    scalar_type_name(scales.dtype));
+  if (mins != nullptr && mins->dtype != scales.dtype)
+    return ctx.fail(Error::InvalidArgument, "%s: scales and mins must have the same dtype (%s vs %s)", op,
+                    scalar_type_name(scales.dtype), scalar_type_name(mins->dtype));
+  return Error::Ok;
+}
+
+// Points w->scales and w->mins at the contiguous data of scales and mins (dtypes checked).
+Error scale_data(KernelContext& ctx, const char* op, const Tensor& scales, const Tensor* mins, QuantWeight* w) {
+  w->half = scales.dtype == ScalarType::Float16;
+  w->mins = nullptr;
+  Error e = Error::Ok;
+  if (w->half) {
+    const uint16_t *s = nullptr, *m = nullptr;
+    e = contiguous_data(ctx, op, "scales", scales, &s);
+    if (e == Error::Ok && mins != nullptr) e = contiguous_data(ctx, op, "mins", *mins, &m);
+    w->scales = s;
+    w->mins = m;
+  } else {
+    const float *s = nullptr, *m = nullptr;
+    e = contiguous_data(ctx, op, "scales", scales, &s);
+    if (e == Error::Ok && mins != nullptr) e = contiguous_data(ctx, op, "mins", *mins, &m);
+    w->scales = s;
+    w->mins = m;
+  }
+  return e;
+}
+
 }  // namespace
 
 Error read_quant_weight(KernelContext& ctx, const char* op, const Tensor& qweight,
@@ -64,15 +96,12 @@ Error read_quant_weight(KernelContext& ctx, const char* op, const Tensor& qweigh
   int64_t rows = qweight.sizes[0], groups = cols / group_size;
   e = expect_shape2(ctx, op, "qweight", qweight, rows, cols / per_byte,
                     bits == 4 ? "two 4-bit columns per byte" : "one 8-bit column per byte");
-  if (e == Error::Ok) e = expect_dtype(ctx, op, "scales", scales, ScalarType::Float32);
+  if (e == Error::Ok) e = check_scale_dtypes(ctx, op, scales, mins);
   if (e == Error::Ok) e = expect_shape2(ctx, op, "scales", scales, rows, groups, "rows, columns / group_size");
-  if (e == Error::Ok && mins != nullptr) e = expect_dtype(ctx, op, "mins", *mins, ScalarType::Float32);
   if (e == Error::Ok && mins != nullptr)
     e = expect_shape2(ctx, op, "mins", *mins, rows, groups, "rows, columns / group_size");
   if (e == Error::Ok) e = contiguous_data(ctx, op, "qweight", qweight, &w->data);
-  if (e == Error::Ok) e = contiguous_data(ctx, op, "scales", scales, &w->scales);
-  w->mins = nullptr;
-  if (e == Error::Ok && mins != nullptr) e = contiguous_data(ctx, op, "mins", *mins, &w->mins);
+  if (e == Error::Ok) e = scale_data(ctx, op, scales, mins, w);
   if (e != Error::Ok) return e;
   w->rows = rows;
   w->cols = cols;
@@ -114,21 +143,18 @@ Error read_packed_quant_weight(KernelContext& ctx, const char* op, const Tensor&
                     static_cast<long long>(steps), static_cast<long long>(4 * kPackedLanes),
                     static_cast<long long>(cols));
   const int64_t blocks = qweight.sizes[0];
-  Error e = Error::Ok;
+  Error e = check_scale_dtypes(ctx, op, scales, mins);
+  if (e != Error::Ok) return e;
   for (const Tensor* t : {&scales, mins}) {
     if (t == nullptr) continue;
     const char* name = t == &scales ? "scales" : "mins";
-    e = expect_dtype(ctx, op, name, *t, ScalarType::Float32);
-    if (e != Error::Ok) return e;
     if (t->dim != 3 || t->sizes[0] != blocks || t->sizes[1] != groups || t->sizes[2] != kPackedLanes)
       return ctx.fail(Error::InvalidArgument, "%s: %s has shape %s, expected [%lld, %lld, %lld] (packed)", op, name,
                       shape_string(t->sizes, t->dim, buf, sizeof buf), static_cast<long long>(blocks),
                       static_cast<long long>(groups), static_cast<long long>(kPackedLanes));
   }
   e = contiguous_data(ctx, op, "qweight", qweight, &w->data);
-  if (e == Error::Ok) e = contiguous_data(ctx, op, "scales", scales, &w->scales);
-  w->mins = nullptr;
-  if (e == Error::Ok && mins != nullptr) e = contiguous_data(ctx, op, "mins", *mins, &w->mins);
+  if (e == Error::Ok) e = scale_data(ctx, op, scales, mins, w);
   if (e != Error::Ok) return e;
   w->rows = blocks * kPackedLanes;
   w->cols = cols;
@@ -140,10 +166,11 @@ Error read_packed_quant_weight(KernelContext& ctx, const char* op, const Tensor&
   return Error::Ok;
 }
 
-const float* row_scales(const QuantWeight& w, const float* values, int64_t r, float* scratch) {
-  if (!w.packed) return values + r * w.groups;
-  const float* block = values + (r / kPackedLanes) * w.groups * kPackedLanes + r % kPackedLanes;
-  for (int64_t j = 0; j < w.groups; ++j) scratch[j] = block[j * kPackedLanes];
+const float* row_scales(const QuantWeight& w, const void* values, int64_t r, float* scratch) {
+  if (!w.packed && !w.half) return static_cast<const float*>(values) + r * w.groups;
+  const int64_t at = w.packed ? (r / kPackedLanes) * w.groups * kPackedLanes + r % kPackedLanes : r * w.groups;
+  const int64_t stride = w.packed ? kPackedLanes : 1;
+  for (int64_t j = 0; j < w.groups; ++j) scratch[j] = w.value(values, at + j * stride);
   return scratch;
 }
 
@@ -178,18 +205,20 @@ const uint8_t* row_bytes_8bit(const QuantWeight& w, int64_t r, uint8_t* __restri
 
 namespace {
 
-// Group j's scale and min at scales[j * stride], mins[j * stride].
+// Group j's scale and min: w.value(scales / mins, at + j * stride).
 template <typename W>
-POCKET_NO_FP_CONTRACT void scale_row(const W* __restrict q, const float* scales, const float* mins, int64_t stride,
-                                     int64_t groups, int64_t g, float* __restrict out) {
+POCKET_NO_FP_CONTRACT void scale_row(const W* __restrict q, const QuantWeight& w, int64_t at, int64_t stride,
+                                     float* __restrict out) {
   POCKET_NO_FP_CONTRACT_BODY
+  const int64_t groups = w.groups, g = w.group_size;
+  const bool asym = w.mins != nullptr;
   for (int64_t j = 0; j < groups; ++j) {
-    const float s = scales[j * stride];
-    if (mins == nullptr) {
+    const float s = w.value(w.scales, at + j * stride);
+    if (!asym) {
       for (int64_t c = j * g; c < (j + 1) * g; ++c) out[c] = static_cast<float>(q[c]) * s;
       continue;
     }
-    const float m = mins[j * stride];
+    const float m = w.value(w.mins, at + j * stride);
     for (int64_t c = j * g; c < (j + 1) * g; ++c) out[c] = static_cast<float>(q[c]) * s + m;  // not fused
   }
 }
@@ -200,18 +229,16 @@ void dequantize_row(const QuantWeight& w, int64_t r, int8_t* scratch, float* out
   // A packed w keeps row r's values of a group at lane r % 16 of its block's group.
   const int64_t at = w.packed ? (r / kPackedLanes) * w.groups * kPackedLanes + r % kPackedLanes : r * w.groups;
   const int64_t stride = w.packed ? kPackedLanes : 1;
-  const float* scales = w.scales + at;
-  const float* mins = w.mins != nullptr ? w.mins + at : nullptr;
   if (w.bits == 4) {
     unpack_row_4bit(w, r, scratch);
-    scale_row<int8_t>(scratch, scales, mins, stride, w.groups, w.group_size, out);
+    scale_row<int8_t>(scratch, w, at, stride, out);
     return;
   }
   const uint8_t* bytes = row_bytes_8bit(w, r, reinterpret_cast<uint8_t*>(scratch));
   if (w.symmetric())
-    scale_row(reinterpret_cast<const int8_t*>(bytes), scales, mins, stride, w.groups, w.group_size, out);
+    scale_row(reinterpret_cast<const int8_t*>(bytes), w, at, stride, out);
   else
-    scale_row(bytes, scales, mins, stride, w.groups, w.group_size, out);
+    scale_row(bytes, w, at, stride, out);
 }
 
 POCKET_NO_FP_CONTRACT void quantize_activations(const float* __restrict x, int64_t rows, int64_t cols,

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 
+#include "convert.h"
 #include "nn_util.h"
 
 namespace pocket {
@@ -24,10 +25,13 @@ constexpr int64_t packed_step(int bits) { return bits == 4 ? 8 : 4; }
 
 struct QuantWeight {
   const uint8_t* data = nullptr;  // (rows, row_bytes), contiguous; packed: (rows / 16, cols / 8, 64)
-  const float* scales = nullptr;  // (rows, groups); packed: (rows / 16, groups, 16)
-  const float* mins = nullptr;    // as scales; null when symmetric
+  // Scales and mins are float32, or float16 bits (uint16_t) when `half` (both the same dtype;
+  // kernels read them where they lie, e.g. in the mapped file, and widen a few at a time).
+  const void* scales = nullptr;  // (rows, groups); packed: (rows / 16, groups, 16)
+  const void* mins = nullptr;    // as scales; null when symmetric
   int64_t rows = 0, cols = 0, group_size = 0, groups = 0, row_bytes = 0;
   int bits = 0;
+  bool half = false;
   // linear_q_packed's layout (exporter/quant/ops.py pack_linear_weight), 16 rows across
   // lanes: byte [b, t, 4c + i] holds, of row 16b + c, 4-bit: columns 8t + i (low nibble) and
   // 8t + 4 + i (high); 8-bit: column 4t + i. row() does not apply.
@@ -35,12 +39,16 @@ struct QuantWeight {
 
   bool symmetric() const { return mins == nullptr; }
   const uint8_t* row(int64_t r) const { return data + r * row_bytes; }
+  // Element i of `values` (scales or mins) as float32 (exact; the portable conversion).
+  float value(const void* values, int64_t i) const {
+    return half ? half_to_float(static_cast<const uint16_t*>(values)[i]) : static_cast<const float*>(values)[i];
+  }
 };
 
 // Checks bits (4 or 8), group_size (positive, even, dividing `cols`), the dtypes and shapes of
-// qweight, scales and mins (null: symmetric), and points `w` at their contiguous data (copied
-// to temp memory when strided). `cols` < 0 takes the column count from qweight's width.
-// Messages start with `op`.
+// qweight, scales and mins (null: symmetric; scales float32 or float16, mins the same dtype),
+// and points `w` at their contiguous data (copied to temp memory when strided). `cols` < 0
+// takes the column count from qweight's width. Messages start with `op`.
 Error read_quant_weight(KernelContext& ctx, const char* op, const Tensor& qweight,
                         const Tensor& scales, const Tensor* mins, int64_t bits, int64_t group_size,
                         int64_t cols, QuantWeight* w);
@@ -52,9 +60,11 @@ Error read_packed_quant_weight(KernelContext& ctx, const char* op, const Tensor&
                                const Tensor& scales, const Tensor* mins, int64_t bits, int64_t group_size,
                                int64_t cols, QuantWeight* w);
 
-// Row r's scales (and mins) of w: a pointer into w, or for a packed w gathered into `scratch`
-// (w.groups floats).
-const float* row_scales(const QuantWeight& w, const float* values, int64_t r, float* scratch);
+// Row r's scales (or mins: `values`) of w as float32: a pointer into w, or for a packed or
+// float16 w gathered into `scratch` (w.groups floats).
+const float* row_scales(const QuantWeight& w, const void* values, int64_t r, float* scratch);
+// Whether row_scales needs its scratch for w.
+inline bool row_scales_need_scratch(const QuantWeight& w) { return w.packed || w.half; }
 
 // The stored bytes of row r of an 8-bit w: in place, or for a packed w gathered into
 // `scratch` (w.cols bytes).
