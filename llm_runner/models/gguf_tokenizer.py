@@ -56,7 +56,7 @@ from __future__ import annotations
 import json
 import os
 
-from pocket.llm.models.gguf_file import GgufError, check_gguf_layout
+from pocket.llm.models.gguf_file import GgufError, GgufReader
 
 NORMAL, UNKNOWN, CONTROL, USER_DEFINED, UNUSED, BYTE = 1, 2, 3, 4, 5, 6
 
@@ -102,16 +102,10 @@ _SPACE = "\u2581"  # SentencePiece's "▁"
 def _open(reader_or_path):
     if hasattr(reader_or_path, "fields"):
         return reader_or_path
-    from gguf import GGUFReader
-
     path = os.fspath(reader_or_path)
     if not os.path.isfile(path):
         raise FileNotFoundError(f"no such GGUF file: {path}")
-    check_gguf_layout(path)
-    try:
-        return GGUFReader(path)
-    except Exception as e:  # the reader raises assorted errors on files that are not GGUF
-        raise GgufError(f"{path}: cannot read GGUF ({type(e).__name__}: {e})") from e
+    return GgufReader(path)
 
 
 def _get(reader, key, default=None):
@@ -147,7 +141,7 @@ def _token_id(reader, key, n):
 
 
 def tokenizer_json_from_gguf(reader_or_path) -> bytes:
-    """The tokenizer of a GGUF file (a path or a gguf.GGUFReader) as tokenizer.json bytes."""
+    """The tokenizer of a GGUF file (a path, a GgufReader or a gguf.GGUFReader) as tokenizer.json bytes."""
     reader = _open(reader_or_path)
     model = _get(reader, "tokenizer.ggml.model")
     if model is None:
