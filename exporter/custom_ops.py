@@ -14,6 +14,9 @@ CNN op:
     convolution_clamp(x, w, b, stride, padding, dilation, groups, out_min, out_max)
         -> clamp(convolution(x, w, b, ...), out_min, out_max): a convolution and the ReLU,
         ReLU6 or clamp after it, fused by passes/fuse_activation.py
+    conv2d_packed(x, weight, bias, residual, out_channels, stride, padding, dilation, groups,
+                  out_min, out_max) -> channels-last convolution, weight packed in the kernels' layout,
+        bias + residual + clamp fused (passes/channels_last.py)
 """
 
 from typing import Optional
@@ -156,3 +159,83 @@ def convolution_clamp(x: Tensor, weight: Tensor, bias: Optional[Tensor], stride:
 def _(x, weight, bias, stride, padding, dilation, groups, out_min, out_max):
     spatial = x.dim() - 2
     return torch.ops.aten.convolution(x, weight, bias, stride, padding, dilation, False, [0] * spatial, groups)
+
+
+# ---- pocket::conv2d_packed: channels-last fp32 convolution, weights in the kernels' layout
+CONV_PACK_LANES = 16  # output channels per block of a packed groups-1 weight
+
+
+def pack_conv_weight(w: Tensor, groups: int) -> Tensor:
+    """An OIHW float32 weight in conv2d_packed's layout. groups 1: (blocks, kh, kw, in, 16),
+    element [b, i, j, c, l] = w[16 b + l, c, i, j], zero past the output channels (per block of
+    16 output channels, a panel with one row of 16 weights per tap and input channel);
+    depthwise (groups = in = out channels, w (C, 1, kh, kw)): (kh, kw, C)."""
+    out, _, kh, kw = w.shape
+    if groups != 1:
+        return w[:, 0].permute(1, 2, 0).contiguous()
+    blocks = -(-out // CONV_PACK_LANES)
+    padded = torch.zeros(blocks * CONV_PACK_LANES, *w.shape[1:], dtype=w.dtype)
+    padded[:out] = w
+    return padded.reshape(blocks, CONV_PACK_LANES, w.shape[1], kh, kw).permute(0, 3, 4, 2, 1).contiguous()
+
+
+def unpack_conv_weight(w: Tensor, out_channels: int, groups: int) -> Tensor:
+    """The inverse of pack_conv_weight: the OIHW weight."""
+    if groups != 1:
+        return w.permute(2, 0, 1).unsqueeze(1).contiguous()
+    blocks, kh, kw, cin, lanes = w.shape
+    return w.permute(0, 4, 3, 1, 2).reshape(blocks * lanes, cin, kh, kw)[:out_channels].contiguous()
+
+
+def _check_conv2d_packed(x, weight, bias, residual, out_channels, groups, out_shape) -> None:
+    op = "conv2d_packed"
+    _check_float32(op, x=x, weight=weight)
+    if x.dim() != 4:
+        raise ValueError(f"{op}: x must be 4-d (N, H, W, C: channels last), got {list(x.shape)}")
+    cin = x.shape[3]
+    if groups != 1 and not (groups == cin == out_channels):
+        raise ValueError(f"{op}: groups {groups} with {cin} input and {out_channels} output channels: expected 1 "
+                         "or (depthwise) groups = input channels = output channels")
+    want = ([weight.shape[0], weight.shape[1], cin] if groups != 1 else
+            [-(-out_channels // CONV_PACK_LANES), weight.shape[1] if weight.dim() == 5 else -1,
+             weight.shape[2] if weight.dim() == 5 else -1, cin, CONV_PACK_LANES])
+    if weight.dim() != len(want) or list(weight.shape) != want:
+        raise ValueError(f"{op}: weight has shape {list(weight.shape)}, expected {want} for {cin} input and "
+                         f"{out_channels} output channels, groups {groups}")
+    if bias is not None and (bias.dtype != torch.float32 or list(bias.shape) != [out_channels]):
+        raise ValueError(f"{op}: bias must be float32 [{out_channels}], got {bias.dtype} {list(bias.shape)}")
+    if residual is not None and (residual.dtype != torch.float32 or list(residual.shape) != list(out_shape)):
+        raise ValueError(f"{op}: residual must be float32 {list(out_shape)} (the output's shape), got "
+                         f"{residual.dtype} {list(residual.shape)}")
+
+
+def _conv2d_packed_shape(x, weight, out_channels, stride, padding, dilation, groups) -> list:
+    k = weight.shape[:2] if groups != 1 else weight.shape[1:3]
+    s, p, d = ([v[0], v[0]] if len(v) == 1 else list(v) for v in (stride, padding, dilation))
+    out = [(x.shape[1 + a] + 2 * p[a] - d[a] * (k[a] - 1) - 1) // s[a] + 1 for a in range(2)]
+    return [x.shape[0], *out, out_channels]
+
+
+@torch.library.custom_op("pocket::conv2d_packed", mutates_args=())
+def conv2d_packed(x: Tensor, weight: Tensor, bias: Optional[Tensor], residual: Optional[Tensor], out_channels: int,
+                  stride: list[int], padding: list[int], dilation: list[int], groups: int, out_min: Optional[float],
+                  out_max: Optional[float]) -> Tensor:
+    """2d convolution of channels-last x [N, H, W, C] float32 with a weight packed by
+    pack_conv_weight; y [N, OH, OW, out_channels] = clamp(conv + bias + residual, out_min,
+    out_max), residual (optional) channels-last like y. groups is 1 or depthwise."""
+    shape = _conv2d_packed_shape(x, weight, out_channels, stride, padding, dilation, groups)
+    _check_conv2d_packed(x, weight, bias, residual, out_channels, groups, shape)
+    w = unpack_conv_weight(weight, out_channels, groups)
+    y = torch.ops.aten.convolution(x.permute(0, 3, 1, 2), w, bias, stride, padding, dilation, False, [0, 0], groups)
+    if residual is not None:
+        y = y + residual.permute(0, 3, 1, 2)
+    if out_min is not None or out_max is not None:
+        y = torch.clamp(y, out_min, out_max)
+    return y.permute(0, 2, 3, 1).contiguous()
+
+
+@conv2d_packed.register_fake
+def _(x, weight, bias, residual, out_channels, stride, padding, dilation, groups, out_min, out_max):
+    shape = _conv2d_packed_shape(x, weight, out_channels, stride, padding, dilation, groups)
+    _check_conv2d_packed(x, weight, bias, residual, out_channels, groups, shape)
+    return x.new_empty(shape)

@@ -199,6 +199,7 @@ SUPPORTED_OPS = {
     "aten::var.dim": "TJbb>T",
     "aten::view": "TI>T",
     "aten::where.self": "TTT>T",
+    "pocket::conv2d_packed": "TTttiIIIigg>T",
     "pocket::conv2d_q8": "TTTtfiIIIi>T",
     "pocket::conv2d_q8_packed": "TTTtfiIIIIigg>T",
     "pocket::convolution_clamp": "TTtIIIigg>T",

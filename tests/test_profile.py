@@ -21,7 +21,7 @@ class Net(torch.nn.Module):
         self.conv = torch.nn.Conv2d(3, 8, 3, padding=1)
         self.fc = torch.nn.Linear(8, 4)
 
-    def forward(self, x):  # the exporter fuses conv + relu: one pocket::convolution_clamp
+    def forward(self, x):  # conv + relu: one pocket::conv2d_packed (channels-last)
         y = torch.relu(self.conv(x))  # PROFILE-LINE-CONV
         return self.fc(y.mean(dim=(2, 3)))  # PROFILE-LINE-FC
 
@@ -49,12 +49,12 @@ def test_profile_counts_every_instruction_once_per_run(program):
     ops = [e["op"] for e in entries]
     assert len(entries) > 0 and all(e["calls"] == 3 for e in entries), entries
     assert all(e["ms"] > 0 for e in entries), entries
-    assert any(op.startswith("pocket::convolution_clamp") for op in ops), ops
+    assert any(op.startswith("pocket::conv2d_packed") for op in ops), ops
     # The conv and the linear layer are named by this file's lines.
     sources = {e["source"] for e in entries}
     assert any(f"test_profile.py:{line_of('PROFILE-LINE-CONV')} in forward" in s for s in sources), sources
     assert any(f"test_profile.py:{line_of('PROFILE-LINE-FC')} in forward" in s for s in sources), sources
-    conv = [e for e in entries if e["op"].startswith("pocket::convolution_clamp")]
+    conv = [e for e in entries if e["op"].startswith("pocket::conv2d_packed")]
     assert all(f"test_profile.py:{line_of('PROFILE-LINE-CONV')}" in e["source"] for e in conv)
     # ... and by their submodules.
     assert {e["layer"] for e in conv} == {"conv (Conv2d)"}, conv
@@ -74,7 +74,7 @@ def test_summaries_add_up(program):
         assert [r["ms"] for r in rows] == sorted((r["ms"] for r in rows), reverse=True)
         assert sum(r["share"] for r in rows) == pytest.approx(1.0)
     text = format_profile(entries)
-    assert "pocket::convolution_clamp" in text and f"test_profile.py:{line_of('PROFILE-LINE-CONV')}" in text
+    assert "pocket::conv2d_packed" in text and f"test_profile.py:{line_of('PROFILE-LINE-CONV')}" in text
     assert "conv (Conv2d)" in text
     with pytest.raises(ValueError, match="by must be one of"):
         summarize(entries, "module")
@@ -144,6 +144,6 @@ def test_cli_run_profile(program):
                        capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr
     out = r.stdout
-    assert "4 run(s)" in out and "pocket::convolution_clamp" in out, out
+    assert "4 run(s)" in out and "pocket::conv2d_packed" in out, out
     assert f"test_profile.py:{line_of('PROFILE-LINE-CONV')} in forward" in out, out
     assert "model source line" in out and "conv (Conv2d)" in out, out

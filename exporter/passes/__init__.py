@@ -1,5 +1,6 @@
 """Stage 3: graph passes, run in this order by run_passes()."""
 
+from pocket.exporter.passes.channels_last import channels_last
 from pocket.exporter.passes.check_support import check_support
 from pocket.exporter.passes.constant_fold import constant_fold
 from pocket.exporter.passes.drop_asserts import drop_asserts
@@ -21,6 +22,7 @@ def run_passes(mg, int8_calibration: list | None = None) -> int:
 
         quantized = quantize_convolutions(mg, int8_calibration)
     fuse_conv_activation(mg)
+    channels_last(mg)
     pack_linear_q(mg)
     mg.graph.eliminate_dead_code()
     _drop_unused_constants(mg)

@@ -8,6 +8,8 @@
 //   - linear_q with int8 activations on inputs built so that every scale is 1: integer
 //     results, which must be equal bit for bit (the integer paths are exact);
 //   - conv2d_q8 and conv2d_q8_packed: identical results (exact sums, the same scaling).
+//   - conv2d_packed (channels-last fp32, packed weights, residual, bounds): within 1e-5 of the
+//     unclamped portable result on absolute values.
 //   - linear_q_packed: float32 scaling (the portable kernel: double), within 1e-5 of Σ|x|·max|w|;
 //     on unit scales integers, bit-exact.
 //   - linear_q and linear_q_packed with float16 scales and mins (GGUF's d and m): as above, and
@@ -629,6 +631,66 @@ void test_linear_q_packed(KernelFn portable, KernelFn fast, const char* set) {
         }
 }
 
+// pocket::conv2d_packed: channels-last x, weights packed as custom_ops.pack_conv_weight does
+// (groups 1: (blocks, kh, kw, c_in, 16); depthwise: (kh, kw, c)), bias, residual and bounds;
+// the magnitude bound is the unclamped portable kernel on absolute values.
+std::vector<float> pack_conv_f32(const std::vector<float>& w, const ConvCase& c) {
+  if (c.groups > 1) {
+    std::vector<float> out(c.c_out * c.k * c.k);
+    for (int64_t o = 0; o < c.c_out; ++o)
+      for (int64_t t = 0; t < c.k * c.k; ++t) out[t * c.c_out + o] = w[o * c.k * c.k + t];
+    return out;
+  }
+  const int64_t blocks = (c.c_out + 15) / 16, taps = c.k * c.k;
+  std::vector<float> out(blocks * taps * c.c_in * 16, 0.0f);
+  for (int64_t o = 0; o < c.c_out; ++o)
+    for (int64_t i = 0; i < c.c_in; ++i)
+      for (int64_t t = 0; t < taps; ++t) out[((o / 16 * taps + t) * c.c_in + i) * 16 + o % 16] = w[(o * c.c_in + i) * taps + t];
+  return out;
+}
+
+void test_conv2d_packed(KernelFn portable, KernelFn fast, const char* set) {
+  const std::vector<ConvCase> cases = {
+      {1, 3, 21, 9, 7, 3, 2, 1, 1},   {2, 17, 40, 5, 6, 1, 1, 0, 1},  {1, 5, 16, 13, 13, 5, 3, 2, 1, 2},
+      {1, 8, 33, 11, 9, 1, 2, 0, 1},  {1, 3, 2, 3, 5, 3, 1, 3, 1},    {1, 3, 16, 23, 19, 7, 2, 3, 1},
+      {2, 6, 6, 7, 7, 3, 1, 1, 6},    {1, 19, 19, 12, 13, 3, 1, 1, 19}, {1, 72, 72, 9, 10, 3, 2, 1, 72},
+      {1, 5, 5, 9, 9, 5, 1, 2, 5, 2}, {1, 40, 40, 3, 17, 3, 1, 4, 40},
+  };
+  const double bounds[4][2] = {{-INFINITY, INFINITY}, {0.0, INFINITY}, {0.0, 6.0}, {-0.5, 0.25}};
+  int i = 0;
+  for (const ConvCase& c : cases) {
+    const int64_t span = c.dil * (c.k - 1) + 1;
+    const int64_t oh = (c.h + 2 * c.pad - span) / c.stride + 1, ow = (c.w + 2 * c.pad - span) / c.stride + 1;
+    const int64_t out_n = c.batch * oh * ow * c.c_out;
+    auto x = random_floats(c.batch * c.h * c.w * c.c_in, 3.0f), b = random_floats(c.c_out);
+    auto w = pack_conv_f32(random_floats(c.c_out * (c.c_in / c.groups) * c.k * c.k), c);
+    auto r = random_floats(out_n);
+    const double* bound = bounds[i % 4];
+    const bool bias = i % 3 != 0, residual = i % 2 == 1;
+    ++i;
+    char what[160];
+    std::snprintf(what, sizeof what, "[%s] pocket::conv2d_packed x[%lld,%lld,%lld,%lld] k%lld s%lld p%lld d%lld g%lld",
+                  set, (long long)c.batch, (long long)c.h, (long long)c.w, (long long)c.c_in, (long long)c.k,
+                  (long long)c.stride, (long long)c.pad, (long long)c.dil, (long long)c.groups);
+    auto args = [&](Args& a, bool absolute, bool clamp) {
+      a.ptrs = {a.floats({c.batch, c.h, c.w, c.c_in}, absolute ? abs_of(x) : x),
+                c.groups > 1 ? a.floats({c.k, c.k, c.c_out}, absolute ? abs_of(w) : w)
+                             : a.floats({(c.c_out + 15) / 16, c.k, c.k, c.c_in, 16}, absolute ? abs_of(w) : w),
+                bias ? a.floats({c.c_out}, absolute ? abs_of(b) : b) : a.none(),
+                residual ? a.floats({c.batch, oh, ow, c.c_out}, absolute ? abs_of(r) : r) : a.none(),
+                a.integer(c.c_out), a.ints({c.stride, c.stride}), a.ints({c.pad, c.pad}), a.ints({c.dil, c.dil}),
+                a.integer(c.groups), clamp && !std::isinf(bound[0]) ? a.real(bound[0]) : a.none(),
+                clamp && !std::isinf(bound[1]) ? a.real(bound[1]) : a.none(), a.output(out_n)};
+    };
+    const std::vector<float> want = run(portable, [&](Args& a) { args(a, false, true); }, 1, what);
+    const std::vector<float> mag = run(portable, [&](Args& a) { args(a, true, false); }, 1, what);
+    for (int threads : {1, 2}) {
+      const std::string wt = std::string(what) + " threads=" + std::to_string(threads);
+      compare(wt.c_str(), run(fast, [&](Args& a) { args(a, false, true); }, threads, wt.c_str()), want, mag, kFloatTol);
+    }
+  }
+}
+
 // ---- pocket::conv2d_q8 and conv2d_q8_packed: exact integer sums, the same scaling as the
 // portable kernel: identical results.
 
@@ -719,6 +781,7 @@ const std::vector<OpTest>& op_tests() {
       {"aten::addmm", [](KernelFn p, KernelFn f, const char* s) { test_matmul("aten::addmm", p, f, s); }},
       {"aten::convolution", test_convolution},
       {"pocket::convolution_clamp", test_convolution_clamp},
+      {"pocket::conv2d_packed", test_conv2d_packed},
       {"pocket::conv2d_q8", [](KernelFn p, KernelFn f, const char* s) { test_conv_q8("pocket::conv2d_q8", p, f, s); }},
       {"pocket::conv2d_q8_packed",
        [](KernelFn p, KernelFn f, const char* s) { test_conv_q8("pocket::conv2d_q8_packed", p, f, s); }},

@@ -181,6 +181,19 @@ def convolution_clamp_cases():
         yield [x, w, b, stride, padding, dilation, g, *bounds[i % len(bounds)]], like
 
 
+def conv2d_packed_cases():
+    """Channels-last convolutions with packed weights (more in test_conv_packed.py): dense
+    with 1 to 3 blocks of 16 channels, depthwise with a vector tail, a residual."""
+    from pocket.exporter.custom_ops import pack_conv_weight
+
+    for n, cin, cout, h, w, k, s, p, d, g in [(1, 3, 21, 9, 7, 3, 2, 1, 1, 1), (2, 17, 40, 5, 6, 1, 1, 0, 1, 1),
+                                              (1, 19, 19, 12, 13, 3, 1, 1, 1, 19), (1, 6, 6, 9, 9, 5, 1, 2, 2, 6)]:
+        x, wt = torch.randn(n, cin, h, w), torch.randn(cout, cin // g, k, k)
+        y = torch.nn.functional.conv2d(x, wt, None, s, p, d, g).permute(0, 2, 3, 1).contiguous()
+        yield ([x.permute(0, 2, 3, 1).contiguous(), pack_conv_weight(wt, g), torch.randn(cout),
+                torch.randn(y.shape) if g == 1 else None, cout, [s, s], [p, p], [d, d], g, None, None], y)
+
+
 def sdpa_cases():
     for hq, hkv, t, start, d in [(1, 1, 1, 0, 8), (4, 2, 1, 20, 64), (3, 1, 5, 7, 13), (2, 2, 3, 30, 40),
                                  (6, 3, 1, 50, 37), (2, 1, 33, 0, 16)]:
@@ -325,6 +338,7 @@ CASES = {
     "aten::addmm": addmm_cases,
     "aten::convolution": convolution_cases,
     "pocket::conv2d_q8": conv2d_q8_cases,
+    "pocket::conv2d_packed": conv2d_packed_cases,
     "pocket::convolution_clamp": convolution_clamp_cases,
     "pocket::conv2d_q8_packed": conv2d_q8_packed_cases,
     "pocket::linear_q": linear_q_cases,

@@ -11,6 +11,7 @@
 //            linear_q   pocket::linear_q
 //            linear_qp  pocket::linear_q_packed (4-bit weights in the kernels' layout)
 //            conv_q8    pocket::conv2d_q8, conv2d_q8_packed (static int8 convolution)
+//            conv       pocket::conv2d_packed (channels-last convolution, packed weights)
 //            sdpa       pocket::sdpa
 //            llm        pocket::rms_norm, rope, swiglu (one set of row functions)
 //   variant  f32        float32 activations
@@ -30,7 +31,10 @@
 // file defines with only its vector operations (types, load, broadcast, dot, store); the four
 // ISA files are ~40 lines each. linear_qp_tile.inc does the same for linear_q_packed (nibble
 // split, 4-way dot, float epilogue per span). New kernel families follow it; gemm and the
-// unpacked linear_q still have a body per ISA or per ISA family (.inc).
+// unpacked linear_q still have a body per ISA or per ISA family (.inc). conv_f32_tile.inc
+// is the loop of conv2d_packed (indirect GEMM tile: broadcast inputs x 16-channel weight rows,
+// bias + residual + clamp epilogue; depthwise rows with channels across lanes, 4 pixels per
+// pass), driven by conv_packed.cpp.
 // The ISA-independent drivers are <op>.cpp (gemm.cpp, conv.cpp, linear_q.cpp, sdpa.cpp, llm.cpp):
 // argument checks (shared with the portable kernels), threading, cache blocking, and the
 // portable fallback for cases the microkernels do not cover. table.cpp combines the best

@@ -1,7 +1,8 @@
 // Which optimized kernel serves which op on which CPU. Each op-level kernel is a driver
 // (gemm.cpp, conv.cpp, linear_q.cpp, sdpa.cpp) bound to the best microkernels of a set:
 //
-// (convolution_clamp: the conv kernel of the set, then a clamp; linear_q_packed: the linear_qp
+// (convolution_clamp: the conv kernel of the set, then a clamp; conv2d_packed: conv f32 of the
+// set's gemm column (avx2, avx512, neon); linear_q_packed: the linear_qp
 // tile of the set's i8 column: avx2 in avx2/avx512, avx512vnni, neon, neondot.)
 //   set         linear/mm/bmm/addmm  conv (1x1, im2col / dw 3x3)  linear_q (f32 / i8)  conv2d_q8 (/ dw 3x3)  sdpa  rms_norm/rope/swiglu
 //   avx2        gemm avx2            gemm avx2 / dw avx2          avx2 / avx2          i16 avx2 / dw avx2    avx2  llm avx2
@@ -63,6 +64,10 @@ template <const ConvQ8Kernels& Q, const DwConv3x3Fn& D>
 Error conv2d_q8_packed_k(KernelContext& c, Value** a) {
   return conv2d_q8_packed_with(c, a, Q, D);
 }
+template <const ConvF32Kernels& C>
+Error conv2d_packed_k(KernelContext& c, Value** a) {
+  return conv2d_packed_with(c, a, C);
+}
 template <const SdpaRowFn& R, const WidenHalfFn& W>
 Error sdpa_k(KernelContext& c, Value** a) {
   return sdpa_with(c, a, R, W);
@@ -80,11 +85,12 @@ Error swiglu_k(KernelContext& c, Value** a) {
   return swiglu_with_kernels(c, a, L);
 }
 
-#define POCKET_KERNEL_SET(G, D, F, I, Q, R, W, L)                                                  \
+#define POCKET_KERNEL_SET(G, D, F, I, Q, R, W, L, C)                                               \
   {                                                                                              \
     {"aten::addmm", addmm_k<G>}, {"aten::bmm", bmm_k<G>}, {"aten::convolution", conv_k<G, D>},   \
         {"aten::linear", linear_k<G>}, {"aten::mm", mm_k<G>},                                    \
         {"pocket::conv2d_q8", conv2d_q8_k<Q, D>}, {"pocket::conv2d_q8_packed", conv2d_q8_packed_k<Q, D>}, \
+        {"pocket::conv2d_packed", conv2d_packed_k<C>},                                           \
         {"pocket::convolution_clamp", conv_clamp_k<G, D>},                                       \
         {"pocket::linear_q", linear_q_k<G, F, I>}, {"pocket::linear_q_packed", linear_q_packed_k<I>}, \
         {"pocket::sdpa", sdpa_k<R, W>},                                                          \
@@ -99,18 +105,18 @@ struct KernelSet {
 
 #if defined(__x86_64__)
 const OptimizedKernel kAvx2[] = POCKET_KERNEL_SET(kGemmAvx2, kDwConv3x3Avx2, kLinearQF32Avx2, kLinearQI8Avx2,
-                                                  kConvQ8I16Avx2, kSdpaAvx2, kWidenHalfAvx2, kLlmF32Avx2);
+                                                  kConvQ8I16Avx2, kSdpaAvx2, kWidenHalfAvx2, kLlmF32Avx2, kConvF32Avx2);
 const OptimizedKernel kAvx512[] = POCKET_KERNEL_SET(kGemmAvx512, kDwConv3x3Avx2, kLinearQF32Avx512, kLinearQI8Avx2,
-                                                    kConvQ8I16Avx2, kSdpaAvx2, kWidenHalfAvx2, kLlmF32Avx2);
+                                                    kConvQ8I16Avx2, kSdpaAvx2, kWidenHalfAvx2, kLlmF32Avx2, kConvF32Avx512);
 const OptimizedKernel kAvx512Vnni[] =
     POCKET_KERNEL_SET(kGemmAvx512, kDwConv3x3Avx2, kLinearQF32Avx512, kLinearQI8Avx512Vnni, kConvQ8I8Avx512Vnni,
-                      kSdpaAvx2, kWidenHalfAvx2, kLlmF32Avx2);
+                      kSdpaAvx2, kWidenHalfAvx2, kLlmF32Avx2, kConvF32Avx512);
 #endif
 #if defined(__aarch64__)
 const OptimizedKernel kNeon[] = POCKET_KERNEL_SET(kGemmNeon, kDwConv3x3Neon, kLinearQF32Neon, kLinearQI8Neon,
-                                                  kConvQ8I16Neon, kSdpaNeon, kWidenHalfNeon, kLlmF32Neon);
+                                                  kConvQ8I16Neon, kSdpaNeon, kWidenHalfNeon, kLlmF32Neon, kConvF32Neon);
 const OptimizedKernel kNeonDot[] = POCKET_KERNEL_SET(kGemmNeon, kDwConv3x3Neon, kLinearQF32Neon, kLinearQI8NeonDot,
-                                                     kConvQ8I8NeonDot, kSdpaNeon, kWidenHalfNeon, kLlmF32Neon);
+                                                     kConvQ8I8NeonDot, kSdpaNeon, kWidenHalfNeon, kLlmF32Neon, kConvF32Neon);
 #endif
 
 template <size_t N>

@@ -189,6 +189,59 @@ struct ConvQ8Kernels {
   ConvQ8TileFn narrow, wide;  // wide when a group has more output channels than narrow.nr; same mr
 };
 
+// ---- pocket::conv2d_packed (conv_f32_<isa>.cpp over conv_f32_tile.inc; driver conv_packed.cpp):
+// channels-last float32 convolution, weights in the file's packed layout (ConvPackedArgs).
+// Groups 1, an indirect GEMM: a tile computes mr output positions x nr output channels (1 or
+// 2 blocks of 16); for each kernel tap, rows[tap * mr + i] points at position i's input pixel
+// (c_in floats; a pixel of zeros in the padding). Per tap and input channel the block's 16
+// weights are one row of its panel (no packing at run time), broadcast inputs times weight
+// vectors, no horizontal sums. Epilogue: y = clamp(acc + bias + res, lo, hi) (max, then min;
+// a NaN stays NaN), y and res rows ldy floats apart.
+struct ConvF32Tile {
+  const float* const* rows = nullptr;  // [taps][mr]
+  const float* w = nullptr;            // the first block's panel (taps, c_in, 16)
+  int64_t block_stride = 0;            // floats from one block's panel to the next
+  int64_t taps = 0, c_in = 0;
+  const float* bias = nullptr;         // (nr): zeros past c_out or without bias
+  const float* res = nullptr;          // null: no residual
+  float lo = -INFINITY, hi = INFINITY;
+  float* y = nullptr;
+  int64_t ldy = 0;
+  int rows_n = 0, cols_n = 0;  // positions and channels to store (<= mr, nr)
+};
+struct ConvF32TileFn {
+  void (*fn)(const ConvF32Tile& t);
+  int mr, nr;
+};
+// Depthwise: one output row, every column and channel, channels across vector lanes.
+struct DwConvF32Row {
+  const float* x = nullptr;  // the batch item (in_h, in_w, c)
+  const float* w = nullptr;  // (k_h, k_w, c)
+  const float* bias = nullptr;  // (c): zeros without bias
+  const float* res = nullptr;   // (out_w, c) of this row, or null
+  float* y = nullptr;           // (out_w, c)
+  int64_t c = 0, in_h = 0, in_w = 0, out_w = 0, oy = 0;
+  int64_t k[2] = {1, 1}, stride[2] = {1, 1}, pad[2] = {0, 0}, dil[2] = {1, 1};
+  float lo = -INFINITY, hi = INFINITY;
+};
+// [*lo, *hi): the taps t < k with 0 <= base + t·dil < n.
+inline void conv_f32_tap_range(int64_t base, int64_t dil, int64_t k, int64_t n, int64_t* lo, int64_t* hi) {
+  *lo = base >= 0 ? 0 : (-base + dil - 1) / dil;
+  *hi = base >= n ? 0 : (n - 1 - base) / dil + 1;
+  if (*hi > k) *hi = k;
+  if (*lo > *hi) *lo = *hi;
+}
+// y[j] = clamp(v + res[j], lo, hi) (no residual: res null), NaN kept.
+inline void conv_f32_store(float v, const float* res, int j, float lo, float hi, float* y) {
+  if (res != nullptr) v += res[j];
+  v = v < lo ? lo : v;
+  y[j] = v > hi ? hi : v;
+}
+struct ConvF32Kernels {
+  ConvF32TileFn narrow, wide;  // 1 and 2 blocks of 16 channels (wide may equal narrow); same mr
+  void (*dw_row)(const DwConvF32Row& r);
+};
+
 // ---- pocket::sdpa (sdpa_f32_<isa>.cpp)
 
 // One query row over len cached positions: o (d) = softmax(scale · K q) · V, with K, V
@@ -218,6 +271,8 @@ extern const LinearQPKernels kLinearQPI8Avx2;
 extern const LinearQPKernels kLinearQPI8Avx512Vnni;
 extern const ConvQ8Kernels kConvQ8I16Avx2;
 extern const ConvQ8Kernels kConvQ8I8Avx512Vnni;
+extern const ConvF32Kernels kConvF32Avx2;
+extern const ConvF32Kernels kConvF32Avx512;
 extern const SdpaRowFn kSdpaAvx2;
 extern const WidenHalfFn kWidenHalfAvx2;
 extern const LlmKernels kLlmF32Avx2;
@@ -232,6 +287,7 @@ extern const LinearQPKernels kLinearQPI8Neon;
 extern const LinearQPKernels kLinearQPI8NeonDot;
 extern const ConvQ8Kernels kConvQ8I16Neon;
 extern const ConvQ8Kernels kConvQ8I8NeonDot;
+extern const ConvF32Kernels kConvF32Neon;
 extern const SdpaRowFn kSdpaNeon;
 extern const WidenHalfFn kWidenHalfNeon;
 extern const LlmKernels kLlmF32Neon;
@@ -249,6 +305,7 @@ Error linear_q_with(KernelContext& ctx, Value** args, const GemmKernels& g, cons
 Error sdpa_with(KernelContext& ctx, Value** args, SdpaRowFn row, WidenHalfFn widen);
 Error conv2d_q8_with(KernelContext& ctx, Value** args, const ConvQ8Kernels& k, DwConv3x3Fn dw);
 Error conv2d_q8_packed_with(KernelContext& ctx, Value** args, const ConvQ8Kernels& k, DwConv3x3Fn dw);
+Error conv2d_packed_with(KernelContext& ctx, Value** args, const ConvF32Kernels& k);
 Error rms_norm_with_kernels(KernelContext& ctx, Value** args, const LlmKernels& k);
 Error rope_with_kernels(KernelContext& ctx, Value** args, const LlmKernels& k);
 Error swiglu_with_kernels(KernelContext& ctx, Value** args, const LlmKernels& k);

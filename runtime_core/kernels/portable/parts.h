@@ -118,6 +118,32 @@ inline float conv_q8_clamp(float y, float lo, float hi) {
   return y > hi ? hi : y;
 }
 
+// ---- pocket::conv2d_packed (exporter/custom_ops.py): 2d convolution of channels-last
+// float32 tensors, x (batch, in_h, in_w, c_in) -> y (batch, out_h, out_w, c_out) =
+// clamp(conv(x, w) + bias + residual, out_min, out_max), residual (optional) shaped as y.
+// The weight is stored in the layout the kernels read (exporter/custom_ops.py
+// pack_conv_weight):
+//   groups 1: (blocks, k_h, k_w, c_in, kConvPackLanes): [b, i, j, c, l] = w[16 b + l, c, i, j]
+//             (zero past c_out): per block of 16 output channels a panel of rows of 16
+//   depthwise (groups == c_in == c_out): (k_h, k_w, c): [i, j, c] = w[c, 0, i, j]
+struct ConvPackedArgs {
+  int64_t batch = 0, c_in = 0, c_out = 0, groups = 1;
+  int64_t in[2] = {0, 0}, out[2] = {0, 0}, k[2] = {0, 0};  // (height, width)
+  int64_t stride[2] = {1, 1}, pad[2] = {0, 0}, dil[2] = {1, 1};
+  const float* x = nullptr;
+  const float* w = nullptr;
+  const float* bias = nullptr;  // null: no bias
+  const float* res = nullptr;   // null: no residual
+  float out_min = -INFINITY, out_max = INFINITY;
+  float* y = nullptr;
+  bool depthwise() const { return groups > 1; }
+  int64_t blocks() const { return (c_out + kConvPackLanes - 1) / kConvPackLanes; }
+  int64_t taps() const { return k[0] * k[1]; }
+  int64_t out_plane() const { return out[0] * out[1]; }
+};
+Error prepare_conv2d_packed(KernelContext& ctx, Value** args, ConvPackedArgs* a);
+void conv2d_packed_portable(KernelContext& ctx, const ConvPackedArgs& a);
+
 // ---- pocket::linear_q (formats in schema/QUANTIZATION.md): y (m, n) from x (m, k) float32.
 struct LinearQProblem {
   QuantWeight w;                // (n, k)

@@ -1,0 +1,175 @@
+"""Runs the fp32 2d convolutions channels-last, with weights packed at export.
+
+Every 2d fp32 convolution (aten::convolution or pocket::convolution_clamp, constant weight,
+groups 1 or depthwise) becomes `pocket::conv2d_packed` on an (N, H, W, C) input, its weight
+stored in the kernels' layout (custom_ops.pack_conv_weight: loading stays an mmap, no copy).
+Values stay channels-last between convolutions: ReLU, hardtanh and clamp of a channels-last
+value, its sum with another value of its shape and the spatial mean of one are computed channels-last too, and
+an aten::permute converts only where a value enters the chain (the graph's input) or leaves it
+(an op that needs NCHW, a method output).
+
+Then the epilogues fuse: a residual add whose one operand is a conv2d_packed (its only user,
+no clamp yet) becomes that convolution's `residual` argument, and a ReLU / ReLU6 / clamp that
+is the sum's only user becomes its out_min / out_max (ResNet's relu(conv(y) + x)).
+"""
+
+from __future__ import annotations
+
+import torch
+
+from pocket.exporter.passes.fuse_activation import activation_bounds
+
+aten = torch.ops.aten
+TO_NHWC, TO_NCHW = [0, 2, 3, 1], [0, 3, 1, 2]
+UNARY = (aten.relu.default, aten.hardtanh.default, aten.clamp.default)
+
+
+def channels_last(mg) -> int:
+    """Rewrites mg's convertible convolutions; returns how many."""
+    import pocket.exporter.custom_ops as ops
+
+    graph = mg.graph
+    twin: dict = {}      # NCHW node -> its channels-last node (same values, dims permuted)
+    to_nhwc: dict = {}   # NCHW node outside the chain -> its permute
+    packed: dict = {}    # weight name -> packed weight node
+    converted = 0
+
+    def nhwc(x):
+        if x in twin:
+            return twin[x]
+        if x not in to_nhwc:
+            with graph.inserting_after(x):
+                to_nhwc[x] = _call(graph, aten.permute.default, (x, TO_NHWC), x.meta, _permuted(x, TO_NHWC))
+        return to_nhwc[x]
+
+    for node in list(graph.nodes):
+        if node.op != "call_function":
+            continue
+        conv = _conv_args(node, mg)
+        if conv is not None:
+            x, w, b, stride, padding, dilation, groups, lo, hi = conv
+            if w.name not in packed:
+                packed[w.name] = mg.add_constant(f"{w.name}_packed", ops.pack_conv_weight(mg.constants[w.name], groups))
+            cout = mg.constants[w.name].shape[0]
+            xn = nhwc(x)
+            with graph.inserting_before(node):
+                twin[node] = _call(graph, torch.ops.pocket.conv2d_packed.default,
+                                   (xn, packed[w.name], b, None, cout, list(stride), list(padding), list(dilation),
+                                    groups, lo, hi), node.meta, _permuted(node, TO_NHWC))
+            converted += 1
+        elif node.target in UNARY and node.args[0] in twin and not node.kwargs:
+            with graph.inserting_before(node):
+                twin[node] = _call(graph, node.target, (twin[node.args[0]], *node.args[1:]), node.meta,
+                                   _permuted(node, TO_NHWC))
+        elif _same_shape_add(node) and any(a in twin for a in node.args[:2]):
+            a, b = (nhwc(v) for v in node.args[:2])  # a value from outside the chain joins it
+            with graph.inserting_before(node):
+                twin[node] = _call(graph, node.target, (a, b), node.meta, _permuted(node, TO_NHWC))
+        elif node.target is aten.mean.dim and node.args[0] in twin and _spatial_mean(node):
+            keep = len(node.args) > 2 and node.args[2]
+            with graph.inserting_before(node):
+                new = _call(graph, node.target, (twin[node.args[0]], [1, 2], keep), node.meta,
+                            _permuted(node, TO_NHWC) if keep else node.meta["val"])
+            if keep:
+                twin[node] = new
+            else:
+                node.replace_all_uses_with(new)
+                mg.outputs = [new if o is node else o for o in mg.outputs]
+    if not converted:
+        return 0
+    _leave_chain(mg, twin)
+    _fuse_residuals(mg)
+    return converted
+
+
+def _call(graph, target, args, meta, val):
+    node = graph.call_function(target, tuple(args))
+    node.meta = {**meta, "val": val}
+    return node
+
+
+def _permuted(node, dims):
+    return node.meta["val"].permute(*dims).contiguous()
+
+
+def _conv_args(node, mg):
+    """(x, w, b, stride, padding, dilation, groups, out_min, out_max) of a convolution this pass
+    converts, else None."""
+    if node.target is aten.convolution.default:
+        x, w, b, stride, padding, dilation, transposed, _, groups = node.args
+        lo = hi = None
+        if transposed:
+            return None
+    elif node.target is torch.ops.pocket.convolution_clamp.default:
+        x, w, b, stride, padding, dilation, groups, lo, hi = node.args
+    else:
+        return None
+    val, xval = node.meta.get("val"), getattr(x, "meta", {}).get("val")
+    if not isinstance(val, torch.Tensor) or val.dtype != torch.float32 or val.dim() != 4:
+        return None
+    if not isinstance(xval, torch.Tensor) or xval.dim() != 4:
+        return None
+    if not isinstance(w, torch.fx.Node) or w.name not in mg.constants:
+        return None
+    if b is not None and (not isinstance(b, torch.fx.Node) or b.name not in mg.constants):
+        return None
+    wt = mg.constants[w.name]
+    cout, cin_g = wt.shape[:2]
+    if not (groups == 1 or (cin_g == 1 and groups == cout == xval.shape[1])):
+        return None
+    return x, w, b, stride, padding, dilation, groups, lo, hi
+
+
+def _same_shape_add(node) -> bool:
+    if node.target is not aten.add.Tensor or len(node.args) != 2 or node.kwargs.get("alpha", 1) != 1:
+        return False
+    a, b = (getattr(v, "meta", {}).get("val") for v in node.args)
+    return isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor) and a.shape == b.shape and a.dim() == 4
+
+
+def _spatial_mean(node) -> bool:
+    dims = node.args[1] if len(node.args) > 1 else None
+    if node.kwargs or len(node.args) > 3 or not dims:
+        return False
+    return sorted(d % 4 for d in dims) == [2, 3]
+
+
+def _leave_chain(mg, twin) -> None:
+    """Users outside the chain read an NCHW permute of the twin; the NCHW nodes go."""
+    graph = mg.graph
+    for node, new in twin.items():
+        outside = [u for u in node.users if u not in twin]
+        if not outside and node not in mg.outputs:
+            continue
+        with graph.inserting_after(new):
+            back = _call(graph, aten.permute.default, (new, TO_NCHW), node.meta, node.meta["val"])
+        for u in outside:
+            u.replace_input_with(node, back)
+        mg.outputs = [back if o is node else o for o in mg.outputs]
+    for node in reversed(list(twin)):
+        graph.erase_node(node)
+
+
+def _fuse_residuals(mg) -> None:
+    graph, packed_op = mg.graph, torch.ops.pocket.conv2d_packed.default
+    for add in list(graph.nodes):
+        if add.op != "call_function" or not _same_shape_add(add) or add in mg.outputs:
+            continue
+        for i in (0, 1):
+            conv, res = add.args[i], add.args[1 - i]
+            if (isinstance(conv, torch.fx.Node) and conv.target is packed_op and len(conv.users) == 1
+                    and conv not in mg.outputs and conv.args[3] is None and conv.args[9:11] == (None, None)):
+                break
+        else:
+            continue
+        act, (lo, hi) = activation_bounds(add)
+        if act in mg.outputs and act is not add:
+            act, lo, hi = add, None, None
+        with graph.inserting_before(add):
+            new = _call(graph, packed_op, (*conv.args[:3], res, *conv.args[4:9], lo, hi), conv.meta,
+                        act.meta["val"])
+        act.replace_all_uses_with(new)
+        if act is not add:
+            graph.erase_node(act)
+        graph.erase_node(add)
+        graph.erase_node(conv)

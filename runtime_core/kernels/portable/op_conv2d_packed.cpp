@@ -1,0 +1,205 @@
+// pocket::conv2d_packed(Tensor x, Tensor weight, Tensor? bias, Tensor? residual, int out_channels, int[] stride, int[] padding, int[] dilation, int groups, float? out_min, float? out_max) -> Tensor
+//
+// 2d convolution of channels-last float32 tensors with the weight stored in the optimized
+// kernels' layout (parts.h, ConvPackedArgs): x (B, H, W, Cin) -> y (B, OH, OW, Cout) =
+// clamp(conv(x, w) + bias + residual, out_min, out_max). groups is 1 or, depthwise, equal to
+// Cin and Cout. The exporter (passes/channels_last.py) writes it for the convolutions of a
+// channels-last chain. This kernel is the reference the optimized one (kernels/optimized/
+// conv_packed.cpp) is tested against: plain loops over output rows, split over the threads.
+#include <algorithm>
+
+#include "parallel_util.h"
+#include "parts.h"
+
+namespace pocket {
+namespace detail {
+
+namespace {
+
+constexpr const char* kOp = "conv2d_packed";
+
+Error read_bound(KernelContext& ctx, const Value& v, const char* name, float none, float* out) {
+  *out = none;
+  if (v.is_none()) return Error::Ok;
+  if (std::isnan(v.d)) return ctx.fail(Error::InvalidArgument, "%s: %s is NaN, expected a number or None", kOp, name);
+  *out = static_cast<float>(v.d);
+  return Error::Ok;
+}
+
+// Channels, groups and the weight's shape (its layout follows from groups).
+Error check_weight(KernelContext& ctx, const Tensor& w, ConvPackedArgs* a) {
+  char s1[128], s2[128];
+  if (a->c_out < 1)
+    return ctx.fail(Error::InvalidArgument, "%s: out_channels is %lld, expected >= 1", kOp,
+                    static_cast<long long>(a->c_out));
+  if (a->groups != 1 && !(a->groups == a->c_in && a->groups == a->c_out))
+    return ctx.fail(Error::InvalidArgument,
+                    "%s: groups is %lld with %lld input and %lld output channels; expected 1 or (depthwise) "
+                    "groups = input channels = output channels",
+                    kOp, static_cast<long long>(a->groups), static_cast<long long>(a->c_in),
+                    static_cast<long long>(a->c_out));
+  const bool dw = a->depthwise();
+  if (w.dim != (dw ? 3 : 5))
+    return ctx.fail(Error::InvalidArgument, "%s: weight has shape %s, expected %s", kOp,
+                    shape_string(w.sizes, w.dim, s1, sizeof s1),
+                    dw ? "3-d (k_h, k_w, channels) for a depthwise convolution"
+                       : "5-d (blocks, k_h, k_w, in channels, 16) for groups 1");
+  a->k[0] = w.sizes[dw ? 0 : 1];
+  a->k[1] = w.sizes[dw ? 1 : 2];
+  int64_t want[5] = {a->blocks(), a->k[0], a->k[1], a->c_in, kConvPackLanes};
+  if (dw) {
+    want[0] = a->k[0];
+    want[1] = a->k[1];
+    want[2] = a->c_in;
+  }
+  for (int d = 0; d < w.dim; ++d)
+    if (w.sizes[d] != want[d] || want[d] < 1)
+      return ctx.fail(Error::InvalidArgument,
+                      "%s: weight has shape %s, expected %s for %lld input and %lld output channels, groups %lld",
+                      kOp, shape_string(w.sizes, w.dim, s1, sizeof s1), shape_string(want, w.dim, s2, sizeof s2),
+                      static_cast<long long>(a->c_in), static_cast<long long>(a->c_out),
+                      static_cast<long long>(a->groups));
+  return Error::Ok;
+}
+
+Error parse(KernelContext& ctx, Value** args, ConvPackedArgs* a) {
+  const Tensor& x = args[0]->tensor;
+  const Tensor& w = args[1]->tensor;
+  Error e = expect_dtype(ctx, kOp, "x", x, ScalarType::Float32);
+  if (e == Error::Ok) e = expect_dtype(ctx, kOp, "weight", w, ScalarType::Float32);
+  if (e == Error::Ok) e = expect_dtype(ctx, kOp, "output", args[11]->tensor, ScalarType::Float32);
+  if (e != Error::Ok) return e;
+  if (x.dim != 4) {
+    char s[128];
+    return ctx.fail(Error::InvalidArgument, "%s: x has shape %s, expected 4-d (N, H, W, C: channels last)", kOp,
+                    shape_string(x.sizes, x.dim, s, sizeof s));
+  }
+  a->batch = x.sizes[0];
+  a->in[0] = x.sizes[1];
+  a->in[1] = x.sizes[2];
+  a->c_in = x.sizes[3];
+  a->c_out = args[4]->i;
+  a->groups = args[8]->i;
+  e = check_weight(ctx, w, a);
+  if (e == Error::Ok) e = expand_param(ctx, kOp, "stride", args[5]->int_list, 2, 1, a->stride);
+  if (e == Error::Ok) e = expand_param(ctx, kOp, "padding", args[6]->int_list, 2, 0, a->pad);
+  if (e == Error::Ok) e = expand_param(ctx, kOp, "dilation", args[7]->int_list, 2, 1, a->dil);
+  if (e == Error::Ok) e = read_bound(ctx, *args[9], "out_min", -INFINITY, &a->out_min);
+  if (e == Error::Ok) e = read_bound(ctx, *args[10], "out_max", INFINITY, &a->out_max);
+  if (e == Error::Ok && !args[2]->is_none())
+    e = expect_vector(ctx, kOp, "bias", args[2]->tensor, a->c_out, ScalarType::Float32);
+  if (e != Error::Ok) return e;
+  for (int d = 0; d < 2; ++d) {
+    const int64_t span = a->dil[d] * (a->k[d] - 1) + 1, padded = a->in[d] + 2 * a->pad[d];
+    a->out[d] = padded < span ? 0 : (padded - span) / a->stride[d] + 1;
+    if (a->out[d] < 1)
+      return ctx.fail(Error::InvalidArgument,
+                      "%s: %s: input size %lld, kernel size %lld, padding %lld, dilation %lld give an empty output",
+                      kOp, d == 0 ? "height" : "width", static_cast<long long>(a->in[d]),
+                      static_cast<long long>(a->k[d]), static_cast<long long>(a->pad[d]),
+                      static_cast<long long>(a->dil[d]));
+  }
+  return Error::Ok;
+}
+
+// Output row oy of batch item n (all columns and channels).
+void dense_row(const ConvPackedArgs& a, int64_t n, int64_t oy, float* y) {
+  constexpr int64_t L = kConvPackLanes;
+  const int64_t panel = a.taps() * a.c_in * L;
+  for (int64_t ox = 0; ox < a.out[1]; ++ox)
+    for (int64_t b = 0; b < a.blocks(); ++b) {
+      float acc[L] = {};
+      for (int64_t i = 0; i < a.k[0]; ++i) {
+        const int64_t iy = oy * a.stride[0] - a.pad[0] + i * a.dil[0];
+        if (iy < 0 || iy >= a.in[0]) continue;
+        for (int64_t j = 0; j < a.k[1]; ++j) {
+          const int64_t ix = ox * a.stride[1] - a.pad[1] + j * a.dil[1];
+          if (ix < 0 || ix >= a.in[1]) continue;
+          const float* xp = a.x + ((n * a.in[0] + iy) * a.in[1] + ix) * a.c_in;
+          const float* wp = a.w + b * panel + (i * a.k[1] + j) * a.c_in * L;
+          for (int64_t c = 0; c < a.c_in; ++c)
+            for (int64_t l = 0; l < L; ++l) acc[l] += xp[c] * wp[c * L + l];
+        }
+      }
+      const int64_t c0 = b * L, nc = std::min(L, a.c_out - c0);
+      for (int64_t l = 0; l < nc; ++l) y[ox * a.c_out + c0 + l] = acc[l];
+    }
+}
+
+void depthwise_row(const ConvPackedArgs& a, int64_t n, int64_t oy, float* y) {
+  const int64_t c_n = a.c_in;
+  for (int64_t ox = 0; ox < a.out[1]; ++ox) {
+    float* yp = y + ox * c_n;
+    std::fill(yp, yp + c_n, 0.0f);
+    for (int64_t i = 0; i < a.k[0]; ++i) {
+      const int64_t iy = oy * a.stride[0] - a.pad[0] + i * a.dil[0];
+      if (iy < 0 || iy >= a.in[0]) continue;
+      for (int64_t j = 0; j < a.k[1]; ++j) {
+        const int64_t ix = ox * a.stride[1] - a.pad[1] + j * a.dil[1];
+        if (ix < 0 || ix >= a.in[1]) continue;
+        const float* xp = a.x + ((n * a.in[0] + iy) * a.in[1] + ix) * c_n;
+        const float* wp = a.w + (i * a.k[1] + j) * c_n;
+        for (int64_t c = 0; c < c_n; ++c) yp[c] += xp[c] * wp[c];
+      }
+    }
+  }
+}
+
+}  // namespace
+
+Error prepare_conv2d_packed(KernelContext& ctx, Value** args, ConvPackedArgs* a) {
+  Error e = parse(ctx, args, a);
+  if (e != Error::Ok) return e;
+  Tensor& out = args[11]->tensor;
+  const int64_t sizes[4] = {a->batch, a->out[0], a->out[1], a->c_out};
+  if (!args[3]->is_none()) {
+    const Tensor& r = args[3]->tensor;
+    e = expect_dtype(ctx, kOp, "residual", r, ScalarType::Float32);
+    if (e != Error::Ok) return e;
+    bool same = r.dim == 4;
+    for (int d = 0; same && d < 4; ++d) same = r.sizes[d] == sizes[d];
+    if (!same) {
+      char s1[128], s2[128];
+      return ctx.fail(Error::InvalidArgument, "%s: residual has shape %s, expected the output's %s", kOp,
+                      shape_string(r.sizes, r.dim, s1, sizeof s1), shape_string(sizes, 4, s2, sizeof s2));
+    }
+  }
+  e = resize_output(ctx, kOp, out, sizes, 4);
+  if (e == Error::Ok) e = contiguous_data(ctx, kOp, "x", args[0]->tensor, &a->x);
+  if (e == Error::Ok) e = contiguous_data(ctx, kOp, "weight", args[1]->tensor, &a->w);
+  if (e == Error::Ok && !args[2]->is_none()) e = contiguous_data(ctx, kOp, "bias", args[2]->tensor, &a->bias);
+  if (e == Error::Ok && !args[3]->is_none()) e = contiguous_data(ctx, kOp, "residual", args[3]->tensor, &a->res);
+  a->y = out.data_as<float>();
+  return e;
+}
+
+void conv2d_packed_portable(KernelContext& ctx, const ConvPackedArgs& a) {
+  const int64_t rows = a.batch * a.out[0], row = a.out[1] * a.c_out;
+  const int64_t work = row * a.taps() * (a.depthwise() ? 1 : a.c_in);
+  ctx.parallel_for(rows, grain_for(work), [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r) {
+      float* y = a.y + r * row;
+      if (a.depthwise())
+        depthwise_row(a, r / a.out[0], r % a.out[0], y);
+      else
+        dense_row(a, r / a.out[0], r % a.out[0], y);
+      for (int64_t i = 0; i < row; ++i) {
+        float v = y[i];
+        if (a.bias != nullptr) v += a.bias[i % a.c_out];
+        if (a.res != nullptr) v += a.res[r * row + i];
+        y[i] = conv_q8_clamp(v, a.out_min, a.out_max);
+      }
+    }
+  });
+}
+
+}  // namespace detail
+
+Error op_conv2d_packed(KernelContext& ctx, Value** args) {
+  detail::ConvPackedArgs a;
+  Error e = detail::prepare_conv2d_packed(ctx, args, &a);
+  if (e == Error::Ok) detail::conv2d_packed_portable(ctx, a);
+  return e;
+}
+
+}  // namespace pocket

@@ -1,0 +1,132 @@
+"""pocket::conv2d_packed: channels-last fp32 convolution with the weight in the kernels'
+layout, bias + residual + clamp fused. The portable kernel and every optimized kernel set
+against the eager reference (exporter/custom_ops.py, itself checked against
+torch.nn.functional.conv2d) on odd shapes, strides, padding, dilation, depthwise, 1 and 2
+threads; the pack/unpack helpers; the named errors."""
+
+import pytest
+import torch
+from harness import check, run
+from test_optimized import SETS
+from test_optimized import run as run_table
+
+from pocket import PocketError
+from pocket.exporter.custom_ops import pack_conv_weight, unpack_conv_weight
+
+OP = "pocket::conv2d_packed"
+CONV_ATOL = 1e-4
+
+CASES = [
+    # (n, c_in, h, w), c_out, kernel, stride, padding, dilation, depthwise
+    ((1, 3, 8, 8), 4, (3, 3), (1, 1), (1, 1), (1, 1), False),
+    ((2, 3, 9, 7), 21, (3, 3), (2, 2), (1, 1), (1, 1), False),
+    ((1, 4, 10, 11), 33, (3, 2), (2, 1), (0, 1), (2, 1), False),
+    ((1, 17, 5, 6), 40, (1, 1), (1, 1), (0, 0), (1, 1), False),  # pointwise: 3 blocks, the last partial
+    ((2, 5, 13, 13), 16, (5, 5), (3, 2), (2, 0), (1, 2), False),
+    ((1, 3, 4, 4), 2, (4, 4), (1, 1), (0, 0), (1, 1), False),  # kernel covers the input
+    ((1, 3, 3, 5), 2, (3, 3), (1, 1), (3, 3), (1, 1), False),  # padding wider than the kernel
+    ((1, 8, 11, 9), 64, (1, 1), (2, 2), (0, 0), (1, 1), False),  # strided 1x1
+    ((1, 3, 23, 19), 16, (7, 7), (2, 2), (3, 3), (1, 1), False),  # a stem
+    ((2, 6, 7, 7), 6, (3, 3), (1, 1), (1, 1), (1, 1), True),
+    ((1, 72, 9, 10), 72, (3, 3), (2, 2), (1, 1), (1, 1), True),  # AVX-512: 4 vectors + a tail
+    ((1, 19, 12, 13), 19, (3, 3), (1, 1), (1, 1), (1, 1), True),
+    ((1, 5, 9, 9), 5, (5, 3), (1, 2), (2, 1), (2, 1), True),  # dilated, odd kernel
+    ((1, 40, 3, 17), 40, (3, 3), (1, 1), (0, 4), (1, 1), True),  # padding wider than the kernel
+]
+
+
+def case_args(shape, c_out, k, stride, padding, dilation, dw, bias=True, residual=False, bounds=(None, None)):
+    n, c_in, h, w = shape
+    groups = c_in if dw else 1
+    x = torch.randn(shape)
+    wt = torch.randn(c_out, c_in // groups, *k)
+    b = torch.randn(c_out) if bias else None
+    y = torch.nn.functional.conv2d(x, wt, b, stride, padding, dilation, groups)
+    r = torch.randn(y.shape) if residual else None
+    args = [x.permute(0, 2, 3, 1).contiguous(), pack_conv_weight(wt, groups), b,
+            r.permute(0, 2, 3, 1).contiguous() if r is not None else None, c_out, list(stride), list(padding),
+            list(dilation), groups, *bounds]
+    y = y + r if r is not None else y
+    want = (torch.clamp(y, *bounds) if bounds != (None, None) else y).permute(0, 2, 3, 1).contiguous()
+    return args, want
+
+
+def variants():
+    bounds = [(None, None), (0.0, None), (0.0, 6.0), (-0.5, 0.25)]
+    for i, case in enumerate(CASES):
+        yield case, dict(bias=i % 3 != 0, residual=i % 2 == 1, bounds=bounds[i % 4])
+
+
+@pytest.mark.parametrize("case,opts", list(variants()))
+def test_portable_matches_eager(case, opts):
+    torch.manual_seed(0)
+    args, want = case_args(*case, **opts)
+    assert torch.allclose(torch.ops.pocket.conv2d_packed(*args), want, rtol=1e-5, atol=CONV_ATOL)
+    check(OP, args, atol=CONV_ATOL, expected=want)
+
+
+@pytest.mark.parametrize("table", SETS)
+@pytest.mark.parametrize("case,opts", list(variants()))
+def test_optimized_matches_portable_and_eager(case, opts, table):
+    torch.manual_seed(1)
+    args, want = case_args(*case, **opts)
+    portable = run_table(OP, args, want)
+    for threads in (1, 2):
+        got = run_table(OP, args, want, table, threads)
+        torch.testing.assert_close(got, portable, rtol=1e-5, atol=CONV_ATOL)
+        torch.testing.assert_close(got, want, rtol=1e-5, atol=CONV_ATOL)
+
+
+@pytest.mark.parametrize("table", ["portable"] + SETS)
+def test_nan_stays_nan_through_the_clamp(table):
+    args, want = case_args((1, 4, 6, 6), 20, (3, 3), (1, 1), (1, 1), (1, 1), False, bounds=(0.0, 6.0))
+    args[0][0, 2, 2, 1] = float("nan")
+    got = run_table(OP, args, want, table)
+    assert torch.isnan(got).any() and not torch.isnan(got[0, 0, 0]).any()
+
+
+@pytest.mark.parametrize("groups", [1, 7])
+def test_pack_and_unpack_are_inverse(groups):
+    w = torch.randn(7 if groups > 1 else 37, 1 if groups > 1 else 5, 3, 2)
+    packed = pack_conv_weight(w, groups)
+    assert packed.shape == ((3, 2, 7) if groups > 1 else (3, 3, 2, 5, 16))
+    assert torch.equal(unpack_conv_weight(packed, w.shape[0], groups), w)
+    if groups == 1:
+        assert packed[2, 1, 0, 3, 4] == w[36, 3, 1, 0] and not packed[2, ..., 5:].any()
+
+
+def failing(args, like, match):
+    with pytest.raises(PocketError, match=match):
+        run(OP, args, like)
+
+
+def test_bad_inputs_give_named_errors():
+    args, want = case_args((1, 3, 8, 8), 20, (3, 3), (1, 1), (1, 1), (1, 1), False, residual=True)
+    x, w, b, r = args[:4]
+    rest = args[4:]
+    failing([x.double(), w, b, r, *rest], want, r"conv2d_packed: x has dtype float64, expected float32")
+    failing([x[0], w, b, r, *rest], want, r"conv2d_packed: x has shape \[8, 8, 3\], expected 4-d")
+    failing([x, w[:, :, :, :2], b, r, *rest], want,
+            r"conv2d_packed: weight has shape \[2, 3, 3, 2, 16\], expected \[2, 3, 3, 3, 16\]")
+    failing([x, w[0], b, r, *rest], want, r"conv2d_packed: weight has shape \[3, 3, 3, 16\], expected 5-d")
+    failing([x, w, b, r, 40, *rest[1:]], want, r"weight has shape \[2, 3, 3, 3, 16\], expected \[3, 3, 3, 3, 16\]")
+    failing([x, w, b[:5], r, *rest], want, r"conv2d_packed: bias has shape \[5\], expected \[20\]")
+    failing([x, w, b, r[:, :3], *rest], want, r"conv2d_packed: residual has shape \[1, 3, 8, 20\], expected")
+    failing([x, w, b, r, 20, [1, 1], [1, 1], [1, 1], 2, None, None], want,
+            r"conv2d_packed: groups is 2 with 3 input and 20 output channels")
+    failing([x, w, b, r, 0, *rest[1:]], want, r"conv2d_packed: out_channels is 0")
+    failing([x, w, b, r, 20, [0, 1], *rest[2:]], want, r"conv2d_packed: stride")
+    failing([x, w, b, None, 20, [1, 1], [0, 0], [9, 9], 1, None, None], want, r"give an empty output")
+    failing([x, w, b, r, *rest[:5], float("nan"), None], want, r"conv2d_packed: out_min is NaN")
+    failing([x, torch.randn(3, 3, 4), None, None, 3, [1, 1], [1, 1], [1, 1], 3, None, None], want[..., :3],
+            r"conv2d_packed: weight has shape \[3, 3, 4\], expected \[3, 3, 3\]")
+    failing([x, w, None, None, 3, [1, 1], [1, 1], [1, 1], 3, None, None], want[..., :3],
+            r"conv2d_packed: weight has shape \[2, 3, 3, 3, 16\], expected 3-d")
+
+
+def test_eager_reference_checks_shapes():
+    args, _ = case_args((1, 3, 8, 8), 20, (3, 3), (1, 1), (1, 1), (1, 1), False)
+    with pytest.raises(ValueError, match="conv2d_packed: weight has shape"):
+        torch.ops.pocket.conv2d_packed(args[0], args[1][:, :, :, :2], *args[2:])
+    with pytest.raises(TypeError, match="conv2d_packed: x must be float32"):
+        torch.ops.pocket.conv2d_packed(args[0].double(), *args[1:])

@@ -1,0 +1,94 @@
+"""The channels-last pass (passes/channels_last.py) end to end: which ops the example CNNs
+export to (pocket::conv2d_packed with residual adds and activations fused, permutes only at
+the chain's edges), and exported programs against eager PyTorch on graphs whose chains end
+in every way (an output, an op that needs NCHW, a value used twice, grouped and transposed
+convolutions that stay aten::convolution), with 1 and 2 threads."""
+
+import pytest
+import torch
+
+import pocket
+from examples import models
+
+
+def ops_of(program):
+    return program.summary["methods"]["forward"]["ops"]
+
+
+def run(program, *inputs, threads=1):
+    module = pocket.Module.from_bytes(program.data)
+    module.set_num_threads(threads)
+    return module.forward(*inputs)
+
+
+def assert_matches(program, model, inputs, tol=1e-4):
+    with torch.no_grad():
+        want = model(*inputs)
+    want = want if isinstance(want, tuple) else (want,)
+    for threads in (1, 2):
+        got = run(program, *inputs, threads=threads)
+        got = got if isinstance(got, (tuple, list)) else (got,)
+        for g, w in zip(got, want):
+            torch.testing.assert_close(torch.as_tensor(g), w, rtol=tol, atol=tol)
+
+
+@pytest.mark.parametrize("name", ["resnet", "mobilenet_v2"])
+def test_example_cnns_run_channels_last_with_fused_epilogues(name):
+    model, inputs = getattr(models, name)()
+    program = pocket.export(model, inputs)
+    ops = set(ops_of(program))
+    assert "pocket::conv2d_packed" in ops
+    # every convolution, ReLU / ReLU6 and residual add went into conv2d_packed
+    assert not ops & {"aten::convolution", "pocket::convolution_clamp", "aten::relu", "aten::hardtanh",
+                      "aten::add.Tensor"}
+    assert_matches(program, model, inputs)
+
+
+class Edges(torch.nn.Module):
+    """Chains that end at a method output, at an op that needs NCHW (sigmoid, a slice), at a
+    grouped or transposed convolution; a convolution read twice; a sum with a value from
+    outside the chain; a clamp after a sum that is also an output."""
+
+    def __init__(self):
+        super().__init__()
+        self.a = torch.nn.Conv2d(3, 8, 3, padding=1)
+        self.dw = torch.nn.Conv2d(8, 8, 3, stride=2, padding=1, groups=8)
+        self.g = torch.nn.Conv2d(8, 8, 1, groups=2)
+        self.up = torch.nn.ConvTranspose2d(8, 4, 2, stride=2)
+        self.b = torch.nn.Conv2d(8, 8, 1)
+
+    def forward(self, x):
+        y = torch.relu(self.a(x))
+        z = self.dw(y)
+        s = self.b(z) + z  # residual with a convolution read twice
+        t = torch.clamp(s, -0.5, 0.5)
+        u = self.up(self.g(t)) + torch.sigmoid(x[:, :1])  # grouped, transposed: NCHW
+        return s, u, y[:, :2].mean([2, 3])
+
+
+def test_chain_edges_match_eager():
+    torch.manual_seed(0)
+    model, x = Edges().eval(), torch.randn(2, 3, 12, 10)
+    program = pocket.export(model, (x,))
+    assert {"pocket::conv2d_packed", "aten::convolution", "aten::permute"} <= set(ops_of(program))
+    assert_matches(program, model, (x,))
+
+
+class Residual(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = torch.nn.Conv2d(4, 4, 3, padding=1)
+        self.b = torch.nn.Conv2d(4, 4, 3, padding=1)
+
+    def forward(self, x):
+        y = torch.relu(self.a(x))
+        return torch.nn.functional.relu6(self.b(y) + y)
+
+
+def test_residual_add_and_activation_fuse():
+    torch.manual_seed(0)
+    model, x = Residual().eval(), torch.randn(1, 4, 9, 7) * 4
+    program = pocket.export(model, (x,))
+    ops = ops_of(program)
+    assert "aten::add.Tensor" not in ops and "aten::hardtanh" not in ops and "aten::relu" not in ops
+    assert_matches(program, model, (x,))
