@@ -130,3 +130,19 @@ def test_eager_reference_checks_shapes():
         torch.ops.pocket.conv2d_packed(args[0], args[1][:, :, :, :2], *args[2:])
     with pytest.raises(TypeError, match="conv2d_packed: x must be float32"):
         torch.ops.pocket.conv2d_packed(args[0].double(), *args[1:])
+
+
+@pytest.mark.parametrize("shape", [(1, 3, 7, 9), (2, 16, 5, 6), (2, 20, 9, 3), (1, 1, 1, 5)])
+@pytest.mark.parametrize("dims", [[0, 2, 3, 1], [0, 3, 1, 2]])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.int32, torch.float64])
+def test_channel_permutes_at_chain_edges(shape, dims, dtype):
+    """aten::permute's transpose path for the layout changes the pass inserts (4-byte
+    elements, contiguous), the general path for others, on 1 and 2 threads."""
+    x = (torch.randn(shape) * 100).to(dtype)
+    want = x.permute(dims).contiguous()
+    check("aten::permute", [x, dims], expected=want)
+    for table in SETS[:1]:
+        for threads in (1, 2):
+            got = run_table("aten::permute", [x, dims], want, table, threads)
+            assert torch.equal(got, want)
+    check("aten::permute", [x.transpose(2, 3).contiguous().transpose(2, 3), dims], expected=want)  # strided

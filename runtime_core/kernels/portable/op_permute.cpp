@@ -1,7 +1,52 @@
 // aten::permute(Tensor(a) self, int[] dims) -> Tensor(a)
+#include <algorithm>
+
+#include "parallel_util.h"
 #include "shape_util.h"
 
 namespace pocket {
+
+namespace {
+
+// The layout changes at the edges of a channels-last chain (exporter/passes/channels_last.py):
+// [0, 2, 3, 1] (NCHW -> NHWC) and [0, 3, 1, 2] (back) of a contiguous 4-d tensor of 4-byte
+// elements, as a (rows, cols) -> (cols, rows) transpose per batch item in 8x8 blocks (the
+// general strided copy takes ~5x longer). False when the permute is not one of these.
+bool transpose_channels(KernelContext& ctx, const Tensor& self, const IntList& dims, Tensor& out) {
+  const bool to_last = dims[0] == 0 && dims[1] == 2 && dims[2] == 3 && dims[3] == 1;
+  const bool to_first = dims[0] == 0 && dims[1] == 3 && dims[2] == 1 && dims[3] == 2;
+  if (self.dim != 4 || !(to_last || to_first) || element_size(self.dtype) != 4 || !self.is_contiguous() ||
+      self.dtype != out.dtype)
+    return false;
+  const int64_t* n = self.sizes;
+  const int64_t sizes[4] = {n[dims[0]], n[dims[1]], n[dims[2]], n[dims[3]]};
+  if (out.resize(sizes, 4) != Error::Ok) return false;  // the general path reports it
+  const int64_t rows = to_last ? n[1] : n[1] * n[2], cols = to_last ? n[2] * n[3] : n[3];
+  const uint32_t* src = self.data_as<const uint32_t>();
+  uint32_t* dst = out.data_as<uint32_t>();
+  constexpr int64_t B = 8;
+  const int64_t row_blocks = (rows + B - 1) / B;
+  ctx.parallel_for(n[0] * row_blocks, detail::grain_for(B * cols), [&](int64_t b0, int64_t b1) {
+    for (int64_t b = b0; b < b1; ++b) {
+      const int64_t item = b / row_blocks, r0 = b % row_blocks * B, r1 = std::min(rows, r0 + B);
+      const uint32_t* s = src + item * rows * cols;
+      uint32_t* d = dst + item * rows * cols;
+      if (rows < B) {  // few channels (a network's input): one pass per channel
+        for (int64_t r = r0; r < r1; ++r)
+          for (int64_t c = 0; c < cols; ++c) d[c * rows + r] = s[r * cols + c];
+        continue;
+      }
+      for (int64_t c0 = 0; c0 < cols; c0 += B) {
+        const int64_t c1 = std::min(cols, c0 + B);
+        for (int64_t c = c0; c < c1; ++c)
+          for (int64_t r = r0; r < r1; ++r) d[c * rows + r] = s[r * cols + c];
+      }
+    }
+  });
+  return true;
+}
+
+}  // namespace
 
 Error op_permute(KernelContext& ctx, Value** args) {
   const Tensor& self = args[0]->tensor;
@@ -10,6 +55,7 @@ Error op_permute(KernelContext& ctx, Value** args) {
   if (dims.size != static_cast<size_t>(self.dim))
     return ctx.fail(Error::InvalidArgument, "permute: %zu dims given for a %d-d tensor", dims.size,
                     self.dim);
+  if (dims.size == 4 && transpose_channels(ctx, self, dims, out)) return Error::Ok;
   Tensor view = self;
   bool seen[kMaxDim] = {};
   for (int i = 0; i < self.dim; ++i) {
