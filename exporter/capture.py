@@ -14,6 +14,7 @@ import torch
 from torch.export import ExportedProgram
 from torch.export.graph_signature import InputKind, OutputKind
 
+from pocket.exporter.constants import Constants
 from pocket.exporter.errors import ExportError
 
 
@@ -30,6 +31,7 @@ class MethodGraph:
     input_spec: dict
     output_spec: dict
     ranges: dict                # sympy symbol -> ValueRanges (dynamic dim bounds)
+    shared: Constants = dataclasses.field(default_factory=Constants)  # program-wide constant memo
 
     def add_constant(self, name: str, value: torch.Tensor) -> torch.fx.Node:
         """A new constant placeholder (placeholders stay first in the graph)."""
@@ -62,8 +64,9 @@ class _CallableModule(torch.nn.Module):
         return self.fn(*args)
 
 
-def lift(name: str, ep: ExportedProgram) -> MethodGraph:
-    """Splits an ExportedProgram's placeholders into constants, buffers and user inputs."""
+def lift(name: str, ep: ExportedProgram, shared: Constants | None = None) -> MethodGraph:
+    """Splits an ExportedProgram's placeholders into constants, buffers and user inputs.
+    `shared`: the program's constant memo (passes derive packed weights once for all methods)."""
     sig = ep.graph_signature
     graph = ep.graph_module.graph
     placeholders = {n.name: n for n in graph.nodes if n.op == "placeholder"}
@@ -101,7 +104,7 @@ def lift(name: str, ep: ExportedProgram) -> MethodGraph:
         mutations=mutations, inputs=inputs, outputs=outputs,
         input_spec=tree_spec_json(ep.call_spec.in_spec.child(0)) if ep.call_spec.in_spec else {"type": "tuple", "children": []},
         output_spec=tree_spec_json(ep.call_spec.out_spec),
-        ranges=dict(ep.range_constraints))
+        ranges=dict(ep.range_constraints), shared=shared if shared is not None else Constants())
 
 
 def _state(ep: ExportedProgram, target: str) -> torch.Tensor:

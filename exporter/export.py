@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import os
 import tempfile
+import time
 import warnings
 from typing import Any, Callable
 
 import torch
 
 from pocket.exporter.capture import capture, lift
+from pocket.exporter.constants import Constants, all_zero
 from pocket.exporter.decompose import decompose
 from pocket.exporter.emit import MethodEmitter, _kv, pocket_dtype
 from pocket.exporter.errors import ExportError
@@ -58,20 +59,21 @@ class Program:
 
 class _ProgramBuilder:
     """Program-wide tables shared by all methods: constant segments (deduplicated by
-    content) and mutable buffers (by fully qualified name)."""
+    content) and mutable buffers (by fully qualified name). Segments are uint8 arrays over the
+    constants' memory (not copies); `constants` hashes each tensor once for all methods."""
 
     def __init__(self):
-        self.segments: list[bytes] = []
+        self.constants = Constants()
+        self.segments: list = []  # bytes-like: uint8 arrays, the tokenizer's bytes
         self.segment_by_hash: dict[bytes, int] = {}
         self.buffers: list[MutableBufferT] = []
         self.buffer_by_name: dict[str, int] = {}
 
     def add_segment(self, t: torch.Tensor) -> int:
-        data = _tensor_bytes(t)
-        key = hashlib.sha256(data).digest() + str(t.dtype).encode()
+        key = self.constants.digest(t) + str(t.dtype).encode()
         if key not in self.segment_by_hash:
             self.segment_by_hash[key] = len(self.segments)
-            self.segments.append(data)
+            self.segments.append(self.constants.data(t))
         return self.segment_by_hash[key]
 
     def buffer_index(self, fqn: str, value: torch.Tensor) -> int:
@@ -79,17 +81,10 @@ class _ProgramBuilder:
             b = MutableBufferT()
             b.name, b.dtype, b.sizes = fqn, pocket_dtype(value.dtype, f"buffer '{fqn}'"), list(value.shape)
             b.nbytes = value.numel() * value.element_size()
-            b.initSegment = -1 if not value.any() else self.add_segment(value)
+            b.initSegment = -1 if all_zero(value) else self.add_segment(value)
             self.buffer_by_name[fqn] = len(self.buffers)
             self.buffers.append(b)
         return self.buffer_by_name[fqn]
-
-
-def _tensor_bytes(t: torch.Tensor) -> bytes:
-    t = t.detach().contiguous().cpu()
-    if t.dtype == torch.bfloat16:
-        t = t.view(torch.int16)
-    return t.numpy().tobytes()
 
 
 def export(model: torch.nn.Module | Callable | None, example_inputs: tuple = (), dynamic_shapes=None,
@@ -141,26 +136,10 @@ def export(model: torch.nn.Module | Callable | None, example_inputs: tuple = (),
     builder = _ProgramBuilder()
     program = ProgramT()
     program.methods, summary_methods = [], {}
+    calibration = (calibration or []) if config is not None and config.static_int8_conv else None
     for name, (fn, inputs, shapes) in specs.items():
-        log.info("exporting method '%s'", name)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", FutureWarning)  # torch's internal pytree deprecations
-            mg = lift(name, decompose(capture(name, fn, inputs, shapes)))
-        static = config is not None and config.static_int8_conv
-        n = run_passes(mg, (calibration or []) if static else None)
-        if static:
-            log.info("method '%s': %d convolutions quantized to int8", name, n)
-        emitter = MethodEmitter(mg, builder.add_segment, builder.buffer_index)
-        method = emitter.emit()
-        report = plan(method, emitter.planned)
+        method, summary_methods[name] = _export_method(name, fn, inputs, shapes, calibration, builder)
         program.methods.append(method)
-        summary_methods[name] = {
-            "arena_bytes": report.arena_bytes, "unplanned_bytes": report.unplanned_bytes,
-            "ops": sorted({f"{o.name}{'.' + o.overload if o.overload else ''}" for o in method.operators}),
-            "instructions": len(method.steps),
-        }
-        log.info("method '%s': %d instructions, arena %d bytes (unplanned %d)", name, len(method.steps),
-                 report.arena_bytes, report.unplanned_bytes)
     program.methods.sort(key=lambda m: m.name)  # the schema keys methods by name
     if config is not None:
         metadata = {**(metadata or {}), "quantization": config.describe()}
@@ -171,10 +150,39 @@ def export(model: torch.nn.Module | Callable | None, example_inputs: tuple = (),
         builder.segments.append(bytes(tokenizer))
     program.metadata = sorted((_kv(str(k), _metadata_text(k, v)) for k, v in (metadata or {}).items()),
                               key=lambda kv: kv.key)
+    log.info("serializing: %d constant segments, %.1f MB", len(builder.segments),
+             sum(len(s) for s in builder.segments) / 2**20)
     data = serialize(program, builder.segments)
     summary = {"methods": summary_methods, "constant_bytes": sum(len(s) for s in builder.segments),
                "tokenizer_bytes": len(tokenizer or b""), "file_bytes": len(data)}
     return Program(data, summary)
+
+
+def _export_method(name: str, fn, inputs: tuple, shapes, calibration: list | None, builder: _ProgramBuilder):
+    """One method through capture -> decompose -> passes -> emit -> plan: (MethodT, summary).
+    `calibration` (a list, maybe empty) also quantizes its convolutions to static int8."""
+    start = time.perf_counter()
+    log.info("method '%s': tracing", name)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)  # torch's internal pytree deprecations
+        ep = capture(name, fn, inputs, shapes)
+        log.info("method '%s': decomposing to core ATen", name)
+        mg = lift(name, decompose(ep), builder.constants)
+    log.info("method '%s': passes", name)
+    n = run_passes(mg, calibration)
+    if calibration is not None:
+        log.info("method '%s': %d convolutions quantized to int8", name, n)
+    log.info("method '%s': emitting and planning", name)
+    emitter = MethodEmitter(mg, builder.add_segment, builder.buffer_index)
+    method = emitter.emit()
+    report = plan(method, emitter.planned)
+    log.info("method '%s': %d instructions, arena %d bytes (unplanned %d), %.1f s", name, len(method.steps),
+             report.arena_bytes, report.unplanned_bytes, time.perf_counter() - start)
+    return method, {
+        "arena_bytes": report.arena_bytes, "unplanned_bytes": report.unplanned_bytes,
+        "ops": sorted({f"{o.name}{'.' + o.overload if o.overload else ''}" for o in method.operators}),
+        "instructions": len(method.steps),
+    }
 
 
 def _quantize_specs(specs: dict, config: QuantConfig) -> dict:
@@ -186,6 +194,7 @@ def _quantize_specs(specs: dict, config: QuantConfig) -> dict:
 
     def quantized(module):
         if id(module) not in copies:
+            log.info("quantizing the model's weights (%s)", config.name)
             copies[id(module)] = quantize_modules(module, config)[0]
         return copies[id(module)]
 

@@ -13,8 +13,9 @@ from pocket.fb.api import ProgramT, SegmentT
 from pocket.fb.header import FORMAT_VERSION, HEADER_SIZE, SEGMENT_ALIGN, pack_header
 
 
-def serialize(program: ProgramT, segments: list[bytes], version: int = FORMAT_VERSION) -> bytes:
-    """The file bytes; `version` (header and Program.version) is for tests of older readers."""
+def serialize(program: ProgramT, segments: list, version: int = FORMAT_VERSION) -> bytes:
+    """The file bytes; `segments` are bytes-like (bytes, uint8 arrays); `version` (header and
+    Program.version) is for tests of older readers."""
     program.version = version
     program.segments = []
     offset = 0
@@ -25,14 +26,17 @@ def serialize(program: ProgramT, segments: list[bytes], version: int = FORMAT_VE
         offset = _align(offset + len(data))
     builder = flatbuffers.Builder(1 << 16)
     builder.Finish(program.Pack(builder), file_identifier=b"PKPG")
-    fb = bytes(builder.Output())
+    fb = builder.Output()
     segment_base = _align(HEADER_SIZE + len(fb))
-    out = bytearray(pack_header(len(fb), segment_base, version))
-    out += fb
-    out += b"\0" * (segment_base - len(out))
+    header = pack_header(len(fb), segment_base, version)
+    end = segment_base + (program.segments[-1].offset + program.segments[-1].size if segments else 0)
+    out = bytearray(end)  # zeros: the padding; each part is copied in once
+    view = memoryview(out)
+    view[:len(header)] = header
+    view[len(header):len(header) + len(fb)] = fb
     for seg, data in zip(program.segments, segments):
-        out += b"\0" * (segment_base + seg.offset - len(out))
-        out += data
+        view[segment_base + seg.offset:segment_base + seg.offset + seg.size] = data
+    view.release()
     return bytes(out)
 
 

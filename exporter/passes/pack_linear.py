@@ -24,15 +24,11 @@ def pack_linear_q(mg) -> int:
     how many linear_q nodes were packed."""
     from pocket.exporter.quant import ops
 
-    keys: dict[str, tuple] = {}
-
     def key(node):
         if not isinstance(node, torch.fx.Node) or node.name not in mg.constants:
             return None
-        if node.name not in keys:
-            t = mg.constants[node.name].detach().contiguous()
-            keys[node.name] = (tuple(t.shape), t.dtype, hashlib.sha1(t.view(-1).view(torch.uint8).numpy()).digest())
-        return keys[node.name]
+        t = mg.constants[node.name]
+        return tuple(t.shape), t.dtype, mg.shared.digest(t)  # hashed once per program
 
     users = defaultdict(list)  # (qweight, scales, mins) content -> [linear_q / embedding_q nodes]
     for node in mg.graph.nodes:
@@ -50,8 +46,11 @@ def pack_linear_q(mg) -> int:
         if any(set(t.users) - set(nodes) for t in tensors):
             continue  # another op reads the unpacked tensors
         q, s, m = _weight_args(linears[0])
-        pq, ps, pm = ops.pack_linear_weight(mg.constants[q.name], mg.constants[s.name],
-                                            mg.constants[m.name] if m is not None else None, _bits(linears[0]))
+        bits = _bits(linears[0])
+        pq, ps, pm = mg.shared.derived(  # once per program: the other methods share the packed tensors
+            ("pack_linear_q", key(q), key(s), key(m), bits),
+            lambda: ops.pack_linear_weight(mg.constants[q.name], mg.constants[s.name],
+                                           mg.constants[m.name] if m is not None else None, bits))
         w = (mg.add_constant(f"{q.name}_packed", pq), mg.add_constant(f"{s.name}_packed", ps),
              mg.add_constant(f"{m.name}_packed", pm) if m is not None else None)
         for n in nodes:

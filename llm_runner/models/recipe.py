@@ -85,15 +85,19 @@ def export_gguf(path: str, max_seq_len: int | None = None, chat_template: str = 
     from pocket.llm.models.gguf_model import config_from_gguf, field, load_gguf_model, open_gguf
     from pocket.llm.models.gguf_tokenizer import tokenizer_json_from_gguf
 
+    log.info("reading GGUF %s", path)
     reader = open_gguf(path)
     config = config_from_gguf(reader)
     n = max_seq_len or min(config.max_position_embeddings, 1024)
+    log.info("loading %d tensors%s", len(reader.tensors), " (de-quantized to float32)" if quantize is not None else "")
     model, config, reader = load_gguf_model(reader, n, activations, requantize=quantize is not None)
     template = field(reader, "tokenizer.chat_template") or ""
     if chat_template == "auto":
         chat_template = chat_format_of(template)
+    log.info("converting the tokenizer")
+    tokenizer = tokenizer_json_from_gguf(reader)
     return export_llm(model, chat_template=chat_template, quantize=quantize, group_size=group_size,
-                      tokenizer=tokenizer_json_from_gguf(reader), system_prompt=default_system_prompt(template),
+                      tokenizer=tokenizer, system_prompt=default_system_prompt(template),
                       metadata={"source": os.path.basename(path), "activations": activations if quantize is None else "-"},
                       kv_cache=kv_cache)
 

@@ -26,6 +26,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("-o", "--output", required=True, help="the .pocket file to write")
     p.add_argument("--metadata", action="append", default=[], metavar="KEY=VALUE", help="store a metadata entry")
     p.add_argument("--force", action="store_true", help="overwrite an existing file that is not a .pocket file")
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress messages")
     _quant_args(p, static=True)
     p.set_defaults(run=_export)
 
@@ -55,6 +56,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--kv-cache", choices=["fp32", "fp16"], default="fp32",
                    help="KV cache storage: fp16 halves its memory (attention still computes in fp32)")
     p.add_argument("--force", action="store_true", help="overwrite an existing file that is not a .pocket file")
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress messages")
     _quant_args(p, static=False)
     p.set_defaults(run=_llm_export)
 
@@ -189,6 +191,7 @@ def _export(args) -> int:
     _check_overwrite(args.output, args.force)
     print(f"exporting {type(model).__name__} from {path} ...", file=sys.stderr)
     start = time.perf_counter()
+    _show_progress(args, time.time())
     try:
         program = export(model, inputs, dynamic_shapes=shapes, metadata=metadata, quantize=args.quantize,
                          group_size=args.group_size, calibration=_calibration(args.calibration))
@@ -206,11 +209,31 @@ def _export(args) -> int:
     return 0
 
 
+def _show_progress(args, start: float) -> None:
+    """Export stages (the exporter's and pocket.llm's INFO log lines) on stderr, each with the
+    seconds since the command started, unless --quiet."""
+    import logging
+
+    if args.quiet:
+        return
+
+    class Elapsed(logging.Formatter):
+        def format(self, record):
+            return f"[{record.created - start:6.1f} s] {record.getMessage()}"
+
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(Elapsed())
+    logger = logging.getLogger("pocket")
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
+
+
 def _llm_export(args) -> int:
+    start = time.time()
+    _show_progress(args, start)
     from pocket.llm.models import recipe
 
     _check_overwrite(args.output, args.force)
-    start = time.perf_counter()
     if args.gguf:
         what = f"re-quantized to {args.quantize}" if args.quantize else f"keeping its quantization, {args.activations} activations"
         print(f"exporting {args.gguf} ({what}) ...", file=sys.stderr)
@@ -226,10 +249,12 @@ def _llm_export(args) -> int:
         program = recipe.export_random(args.config, args.seed, args.max_seq_len, template, args.quantize,
                                        args.group_size, kv_cache=args.kv_cache)
     replaced = os.path.exists(args.output)
+    if not args.quiet:
+        print(f"[{time.time() - start:6.1f} s] writing {args.output}", file=sys.stderr)
     program.save(args.output)
     md = program.summary
     print(f"{'replaced' if replaced else 'wrote'} {args.output}: {md['file_bytes']:,} bytes in "
-          f"{time.perf_counter() - start:.1f} s")
+          f"{time.time() - start:.1f} s")
     return 0
 
 
