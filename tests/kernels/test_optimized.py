@@ -229,6 +229,56 @@ def swiglu_cases():
         yield [gate, torch.randn(shape)], torch.empty(shape)
 
 
+def layer_norm_cases():
+    """Rows of 1 to 1000 columns (vector tails), weight and bias each optional, a 2-d
+    normalized shape; a transposed input takes the portable path."""
+    for rows, cols in [(1, 1), (3, 7), (2, 8), (5, 64), (33, 17), (4, 1000)]:
+        x, w, b = torch.randn(rows, cols) * 3 + 1, torch.randn(cols), torch.randn(cols)
+        for i, (wi, bi) in enumerate([(w, b), (None, b), (w, None), (None, None)]):
+            if i == 0 or cols in (7, 64):
+                yield [x, [cols], wi, bi, 1e-5], (torch.empty(rows, cols), torch.empty(rows, 1), torch.empty(rows, 1))
+    yield ([torch.randn(2, 3, 4, 5), [4, 5], torch.randn(4, 5), torch.randn(4, 5), 1e-3],
+           (torch.empty(2, 3, 4, 5), torch.empty(2, 3, 1, 1), torch.empty(2, 3, 1, 1)))
+    yield ([torch.randn(9, 6).t(), [9], torch.randn(9), None, 1e-5],
+           (torch.empty(6, 9), torch.empty(6, 1), torch.empty(6, 1)))
+
+
+def softmax_cases():
+    """Along the last dim (vector tails, -1 and its number), and along another (portable);
+    a row far below its maximum (exponents under -87)."""
+    for shape, dim in [((1,), 0), ((3, 7), 1), ((2, 8), -1), ((5, 4, 33), 2), ((2, 1000), -1), ((4, 6, 5), 1)]:
+        x = torch.randn(shape) * 5
+        x.view(-1)[0] = -200.0
+        yield [x, dim, False], torch.empty(shape)
+
+
+def gelu_cases():
+    """Both approximations on vector tails and tails of the distribution (-30 .. 30)."""
+    for shape in [(1,), (7,), (8,), (2, 9), (3, 1000), (2, 3, 65)]:
+        x = torch.randn(shape) * 4
+        x.view(-1)[:6] = torch.tensor([-30.0, -10.0, -5.0, 0.0, 10.0, 30.0])[: x.numel()]
+        for approximate in ("none", "tanh"):
+            yield [x, approximate], torch.empty(shape)
+    yield [torch.randn(5, 9).t(), "none"], torch.empty(9, 5)  # strided: the portable path
+
+
+def run_outputs(name, args, likes, table="portable", threads=1):
+    outs = run_kernel(name, [to_native(a) for a in args], [output_buffer(l) for l in likes], table, threads)
+    return [torch.from_numpy(np.array(o)) for o in outs]
+
+
+def check_layer_norm(args, likes, table):
+    """All three outputs (y, mean, rstd): the statistics are summed in double by both kernels;
+    y differs by the optimized kernel's float32 multiply-add of w and b: 1e-5 * (|y| + 1)."""
+    want = run_outputs("aten::native_layer_norm", args, likes)
+    for threads in (1, 2):
+        got = run_outputs("aten::native_layer_norm", args, likes, table, threads)
+        for name, g, w in zip(("y", "mean", "rstd"), got, want):
+            assert g.shape == w.shape
+            assert torch.all((g - w).abs() <= 1e-5 * (w.abs() + 1)), \
+                f"native_layer_norm [{_native.kernel_set(table)}] threads={threads}: {name} differs"
+
+
 FORMATS = [(4, True), (4, False), (8, True), (8, False)]
 # (act_mode, group size, K): group sizes the microkernels take (multiples of 16 / 32) and
 # others (the portable fallback), K with tails.
@@ -347,6 +397,9 @@ CASES = {
     "pocket::rms_norm": rms_norm_cases,
     "pocket::rope": rope_cases,
     "pocket::swiglu": swiglu_cases,
+    "aten::native_layer_norm": layer_norm_cases,
+    "aten::_softmax": softmax_cases,
+    "aten::gelu": gelu_cases,
 }
 
 
@@ -379,6 +432,10 @@ def test_optimized_matches_portable(op, table):
             check(op, args, like, table, run("aten::convolution", conv_args, like), 1e-5)
         elif op in ("pocket::conv2d_q8", "pocket::conv2d_q8_packed"):
             check(op, args, like, table, 0, 0)
+        elif op == "aten::native_layer_norm":
+            check_layer_norm(args, like, table)
+        elif op == "aten::_softmax":  # exp within 2 ulp, float sums; 1e-38 where portable has ~0
+            check(op, args, like, table, 1e-30, 1e-5)
         else:
             check_float(op, args, like, table)
 
@@ -396,6 +453,26 @@ def test_half_scales_give_float_scales_results(op, table):
         for threads in (1, 2):
             got, want = run(op, args, like, table, threads), run(op, wide, like, table, threads)
             assert torch.equal(got, want), f"{op} [{_native.kernel_set(table)}] threads={threads}"
+
+
+@pytest.mark.parametrize("table", SETS)
+def test_nn_rows_special_values(table):
+    """NaN and infinities: softmax rows holding one take the portable arithmetic (NaN rows);
+    gelu gives NaN for NaN and -inf, inf for inf, as the portable kernel."""
+    x = torch.randn(6, 11)
+    x[1, 3], x[2, 0], x[3, 10], x[4, :] = float("nan"), float("inf"), float("-inf"), float("-inf")
+    like = torch.empty(6, 11)
+    want = run("aten::_softmax", [x, -1, False], like)
+    g = torch.tensor([float("nan"), float("inf"), float("-inf"), -0.0, 0.0, 1e-30, -1e-30, 88.0, -88.0])
+    for threads in (1, 2):
+        got = run("aten::_softmax", [x, -1, False], like, table, threads)
+        assert torch.equal(got.isnan(), want.isnan()) and torch.allclose(got[5], want[5], rtol=1e-5, atol=1e-30)
+        for approximate in ("none", "tanh"):
+            pg = run("aten::gelu", [g, approximate], g)
+            og = run("aten::gelu", [g, approximate], g, table, threads)
+            assert torch.equal(og.isnan(), pg.isnan()), (approximate, og, pg)
+            ok = ~pg.isnan()
+            assert torch.allclose(og[ok], pg[ok], rtol=1e-5, atol=1e-30), (approximate, og, pg)
 
 
 def unit_scale_linear_q(bits, sym, m, k, n, g, act_mode, gen):

@@ -14,6 +14,8 @@
 //            conv       pocket::conv2d_packed (channels-last convolution, packed weights)
 //            sdpa       pocket::sdpa
 //            llm        pocket::rms_norm, rope, swiglu (one set of row functions)
+//            nn         aten::native_layer_norm, _softmax (last dim), gelu on contiguous
+//                       float32 (row functions; other cases: the portable kernels)
 //   variant  f32        float32 activations
 //            i8         int8 activations (linear_q act_mode 1 and 2; conv_q8: byte operands)
 //            i16        int16 operands (conv_q8 where no 4-way int8 dot product exists)
@@ -35,7 +37,7 @@
 // is the loop of conv2d_packed (indirect GEMM tile: broadcast inputs x 16-channel weight rows,
 // bias + residual + clamp epilogue; depthwise rows with channels across lanes, 4 pixels per
 // pass), driven by conv_packed.cpp.
-// The ISA-independent drivers are <op>.cpp (gemm.cpp, conv.cpp, linear_q.cpp, sdpa.cpp, llm.cpp):
+// The ISA-independent drivers are <op>.cpp (gemm.cpp, conv.cpp, linear_q.cpp, sdpa.cpp, llm.cpp, nn.cpp):
 // argument checks (shared with the portable kernels), threading, cache blocking, and the
 // portable fallback for cases the microkernels do not cover. table.cpp combines the best
 // microkernel set per op into the op-level kernels and picks them by CPU features.

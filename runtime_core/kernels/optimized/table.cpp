@@ -4,6 +4,7 @@
 // (convolution_clamp: the conv kernel of the set, then a clamp; conv2d_packed: conv f32 of the
 // set's gemm column (avx2, avx512, neon); linear_q_packed: the linear_qp
 // tile of the set's i8 column: avx2 in avx2/avx512, avx512vnni, neon, neondot.)
+// (native_layer_norm, _softmax, gelu: nn f32 avx2 on x86-64, nn f32 neon on arm64.)
 //   set         linear/mm/bmm/addmm  conv (1x1, im2col / dw 3x3)  linear_q (f32 / i8)  conv2d_q8 (/ dw 3x3)  sdpa  rms_norm/rope/swiglu
 //   avx2        gemm avx2            gemm avx2 / dw avx2          avx2 / avx2          i16 avx2 / dw avx2    avx2  llm avx2
 //   avx512      gemm avx512          gemm avx512 / dw avx2        avx512 / avx2        i16 avx2 / dw avx2    avx2  llm avx2
@@ -84,8 +85,20 @@ template <const LlmKernels& L>
 Error swiglu_k(KernelContext& c, Value** a) {
   return swiglu_with_kernels(c, a, L);
 }
+template <const NnKernels& N>
+Error layer_norm_k(KernelContext& c, Value** a) {
+  return layer_norm_with_kernels(c, a, N);
+}
+template <const NnKernels& N>
+Error softmax_k(KernelContext& c, Value** a) {
+  return softmax_with_kernels(c, a, N);
+}
+template <const NnKernels& N>
+Error gelu_k(KernelContext& c, Value** a) {
+  return gelu_with_kernels(c, a, N);
+}
 
-#define POCKET_KERNEL_SET(G, D, F, I, Q, R, W, L, C)                                               \
+#define POCKET_KERNEL_SET(G, D, F, I, Q, R, W, L, C, N)                                             \
   {                                                                                              \
     {"aten::addmm", addmm_k<G>}, {"aten::bmm", bmm_k<G>}, {"aten::convolution", conv_k<G, D>},   \
         {"aten::linear", linear_k<G>}, {"aten::mm", mm_k<G>},                                    \
@@ -96,6 +109,8 @@ Error swiglu_k(KernelContext& c, Value** a) {
         {"pocket::sdpa", sdpa_k<R, W>},                                                          \
         {"pocket::rms_norm", rms_norm_k<L>}, {"pocket::rope", rope_k<L>},                        \
         {"pocket::swiglu", swiglu_k<L>},                                                         \
+        {"aten::native_layer_norm", layer_norm_k<N>}, {"aten::_softmax", softmax_k<N>},         \
+        {"aten::gelu", gelu_k<N>},                                                               \
   }
 
 struct KernelSet {
@@ -105,18 +120,18 @@ struct KernelSet {
 
 #if defined(__x86_64__)
 const OptimizedKernel kAvx2[] = POCKET_KERNEL_SET(kGemmAvx2, kDwConv3x3Avx2, kLinearQF32Avx2, kLinearQI8Avx2,
-                                                  kConvQ8I16Avx2, kSdpaAvx2, kWidenHalfAvx2, kLlmF32Avx2, kConvF32Avx2);
+                                                  kConvQ8I16Avx2, kSdpaAvx2, kWidenHalfAvx2, kLlmF32Avx2, kConvF32Avx2, kNnF32Avx2);
 const OptimizedKernel kAvx512[] = POCKET_KERNEL_SET(kGemmAvx512, kDwConv3x3Avx2, kLinearQF32Avx512, kLinearQI8Avx2,
-                                                    kConvQ8I16Avx2, kSdpaAvx2, kWidenHalfAvx2, kLlmF32Avx2, kConvF32Avx512);
+                                                    kConvQ8I16Avx2, kSdpaAvx2, kWidenHalfAvx2, kLlmF32Avx2, kConvF32Avx512, kNnF32Avx2);
 const OptimizedKernel kAvx512Vnni[] =
     POCKET_KERNEL_SET(kGemmAvx512, kDwConv3x3Avx2, kLinearQF32Avx512, kLinearQI8Avx512Vnni, kConvQ8I8Avx512Vnni,
-                      kSdpaAvx2, kWidenHalfAvx2, kLlmF32Avx2, kConvF32Avx512);
+                      kSdpaAvx2, kWidenHalfAvx2, kLlmF32Avx2, kConvF32Avx512, kNnF32Avx2);
 #endif
 #if defined(__aarch64__)
 const OptimizedKernel kNeon[] = POCKET_KERNEL_SET(kGemmNeon, kDwConv3x3Neon, kLinearQF32Neon, kLinearQI8Neon,
-                                                  kConvQ8I16Neon, kSdpaNeon, kWidenHalfNeon, kLlmF32Neon, kConvF32Neon);
+                                                  kConvQ8I16Neon, kSdpaNeon, kWidenHalfNeon, kLlmF32Neon, kConvF32Neon, kNnF32Neon);
 const OptimizedKernel kNeonDot[] = POCKET_KERNEL_SET(kGemmNeon, kDwConv3x3Neon, kLinearQF32Neon, kLinearQI8NeonDot,
-                                                     kConvQ8I8NeonDot, kSdpaNeon, kWidenHalfNeon, kLlmF32Neon, kConvF32Neon);
+                                                     kConvQ8I8NeonDot, kSdpaNeon, kWidenHalfNeon, kLlmF32Neon, kConvF32Neon, kNnF32Neon);
 #endif
 
 template <size_t N>

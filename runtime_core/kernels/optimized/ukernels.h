@@ -258,6 +258,30 @@ struct LlmKernels {
   SwigluRangeFn swiglu;
 };
 
+// ---- aten::native_layer_norm, _softmax (last dim) and gelu on contiguous float32
+// (nn_f32_<isa>.cpp); the drivers (nn.cpp) take the other cases to the portable kernels.
+//   layer_norm: rows [r0, r1) of (rows, cols): y = (x - mean) * rstd * w + b (w, b: null or
+//               cols floats), mean and rstd (rows); mean and variance summed in double.
+//   softmax:    rows [r0, r1) of (rows, cols), along the row; a row holding a NaN or an
+//               infinity takes the portable kernel's scalar arithmetic (NaN rows).
+//   gelu:       elements [i0, i1): x * Phi(x), Phi from erfc (relative error ~1e-7 in both
+//               tails), or with approximate="tanh" x * sigmoid(2 * sqrt(2/pi) * (x + 0.044715 x^3)).
+struct LayerNormRows {
+  const float* x = nullptr;
+  const float* w = nullptr;
+  const float* b = nullptr;
+  float* y = nullptr;
+  float* mean = nullptr;
+  float* rstd = nullptr;
+  int64_t cols = 0;
+  double eps = 0;
+};
+struct NnKernels {
+  void (*layer_norm)(const LayerNormRows& a, int64_t r0, int64_t r1);
+  void (*softmax)(const float* x, float* y, int64_t cols, int64_t r0, int64_t r1);
+  void (*gelu)(const float* x, float* y, int64_t i0, int64_t i1, bool tanh);
+};
+
 // ---- the microkernels of each ISA (defined in the ISA files; x86-64 or arm64 only)
 #if defined(__x86_64__)
 extern const GemmKernels kGemmAvx2;
@@ -276,6 +300,7 @@ extern const ConvF32Kernels kConvF32Avx512;
 extern const SdpaRowFn kSdpaAvx2;
 extern const WidenHalfFn kWidenHalfAvx2;
 extern const LlmKernels kLlmF32Avx2;
+extern const NnKernels kNnF32Avx2;
 #endif
 #if defined(__aarch64__)
 extern const GemmKernels kGemmNeon;
@@ -291,6 +316,7 @@ extern const ConvF32Kernels kConvF32Neon;
 extern const SdpaRowFn kSdpaNeon;
 extern const WidenHalfFn kWidenHalfNeon;
 extern const LlmKernels kLlmF32Neon;
+extern const NnKernels kNnF32Neon;
 #endif
 
 // ---- drivers (ISA-independent)
@@ -309,6 +335,9 @@ Error conv2d_packed_with(KernelContext& ctx, Value** args, const ConvF32Kernels&
 Error rms_norm_with_kernels(KernelContext& ctx, Value** args, const LlmKernels& k);
 Error rope_with_kernels(KernelContext& ctx, Value** args, const LlmKernels& k);
 Error swiglu_with_kernels(KernelContext& ctx, Value** args, const LlmKernels& k);
+Error layer_norm_with_kernels(KernelContext& ctx, Value** args, const NnKernels& k);
+Error softmax_with_kernels(KernelContext& ctx, Value** args, const NnKernels& k);
+Error gelu_with_kernels(KernelContext& ctx, Value** args, const NnKernels& k);
 
 // Parallel fp32 products over the thread pool, cut into blocks that suit g's tiles.
 void gemm_nt(KernelContext& ctx, const GemmKernels& g, int64_t m, int64_t n, int64_t k, const float* a,
