@@ -17,6 +17,8 @@ CNN op:
     conv2d_packed(x, weight, bias, residual, out_channels, stride, padding, dilation, groups,
                   out_min, out_max) -> channels-last convolution, weight packed in the kernels' layout,
         bias + residual + clamp fused (passes/channels_last.py)
+    max_pool2d_channels_last(x, kernel_size, stride, padding, dilation, ceil_mode)
+        -> max_pool2d of a channels-last x (the pooling inside such a chain)
 """
 
 from typing import Optional
@@ -239,3 +241,28 @@ def _(x, weight, bias, residual, out_channels, stride, padding, dilation, groups
     shape = _conv2d_packed_shape(x, weight, out_channels, stride, padding, dilation, groups)
     _check_conv2d_packed(x, weight, bias, residual, out_channels, groups, shape)
     return x.new_empty(shape)
+
+
+@torch.library.custom_op("pocket::max_pool2d_channels_last", mutates_args=())
+def max_pool2d_channels_last(x: Tensor, kernel_size: list[int], stride: list[int], padding: list[int],
+                             dilation: list[int], ceil_mode: bool) -> Tensor:
+    """torch max_pool2d of channels-last x [N, H, W, C] float32 -> [N, OH, OW, C] (the pooling
+    inside a channels-last chain, passes/channels_last.py)."""
+    _check_max_pool2d_channels_last(x)
+    y = torch.nn.functional.max_pool2d(x.permute(0, 3, 1, 2), kernel_size, stride or None, padding, dilation,
+                                       ceil_mode)
+    return y.permute(0, 2, 3, 1).contiguous()
+
+
+def _check_max_pool2d_channels_last(x: Tensor) -> None:
+    _check_float32("max_pool2d_channels_last", x=x)
+    if x.dim() != 4:
+        raise ValueError(f"max_pool2d_channels_last: x must be 4-d (N, H, W, C), got {list(x.shape)}")
+
+
+@max_pool2d_channels_last.register_fake
+def _(x, kernel_size, stride, padding, dilation, ceil_mode):
+    _check_max_pool2d_channels_last(x)
+    y = torch.nn.functional.max_pool2d(x.permute(0, 3, 1, 2), kernel_size, stride or None, padding, dilation,
+                                       ceil_mode)
+    return y.permute(0, 2, 3, 1).contiguous()

@@ -40,7 +40,9 @@ def test_example_cnns_run_channels_last_with_fused_epilogues(name):
     assert "pocket::conv2d_packed" in ops
     # every convolution, ReLU / ReLU6 and residual add went into conv2d_packed
     assert not ops & {"aten::convolution", "pocket::convolution_clamp", "aten::relu", "aten::hardtanh",
-                      "aten::add.Tensor"}
+                      "aten::add.Tensor", "aten::max_pool2d_with_indices"}
+    if name == "resnet":  # the stem's pooling stays in the chain
+        assert "pocket::max_pool2d_channels_last" in ops
     assert_matches(program, model, inputs)
 
 
@@ -91,4 +93,28 @@ def test_residual_add_and_activation_fuse():
     program = pocket.export(model, (x,))
     ops = ops_of(program)
     assert "aten::add.Tensor" not in ops and "aten::hardtanh" not in ops and "aten::relu" not in ops
+    assert_matches(program, model, (x,))
+
+
+class Pools(torch.nn.Module):
+    """A pooling inside the chain (ceil mode, dilation) and one whose indices are read (stays
+    aten::max_pool2d_with_indices, on an NCHW permute)."""
+
+    def __init__(self):
+        super().__init__()
+        self.a = torch.nn.Conv2d(3, 6, 3, padding=1)
+        self.b = torch.nn.Conv2d(6, 6, 1)
+
+    def forward(self, x):
+        y = torch.nn.functional.max_pool2d(torch.relu(self.a(x)), 3, 2, 1, 2, ceil_mode=True)
+        z, idx = torch.nn.functional.max_pool2d(self.b(y), 2, return_indices=True)
+        return z, idx
+
+
+def test_pooling_in_and_out_of_the_chain():
+    torch.manual_seed(0)
+    model, x = Pools().eval(), torch.randn(1, 3, 13, 11)
+    program = pocket.export(model, (x,))
+    ops = set(ops_of(program))
+    assert {"pocket::max_pool2d_channels_last", "aten::max_pool2d_with_indices"} <= ops
     assert_matches(program, model, (x,))

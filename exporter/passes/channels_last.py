@@ -4,7 +4,8 @@ Every 2d fp32 convolution (aten::convolution or pocket::convolution_clamp, const
 groups 1 or depthwise) becomes `pocket::conv2d_packed` on an (N, H, W, C) input, its weight
 stored in the kernels' layout (custom_ops.pack_conv_weight: loading stays an mmap, no copy).
 Values stay channels-last between convolutions: ReLU, hardtanh and clamp of a channels-last
-value, its sum with another value of its shape and the spatial mean of one are computed channels-last too, and
+value, its sum with another value of its shape, its max pooling
+(pocket::max_pool2d_channels_last) and its spatial mean are computed channels-last too, and
 an aten::permute converts only where a value enters the chain (the graph's input) or leaves it
 (an op that needs NCHW, a method output).
 
@@ -14,6 +15,8 @@ is the sum's only user becomes its out_min / out_max (ResNet's relu(conv(y) + x)
 """
 
 from __future__ import annotations
+
+import operator
 
 import torch
 
@@ -32,6 +35,7 @@ def channels_last(mg) -> int:
     twin: dict = {}      # NCHW node -> its channels-last node (same values, dims permuted)
     to_nhwc: dict = {}   # NCHW node outside the chain -> its permute
     packed: dict = {}    # weight name -> packed weight node
+    pools: list = []     # max_pool2d_with_indices nodes whose values went channels-last
     converted = 0
 
     def nhwc(x):
@@ -75,9 +79,19 @@ def channels_last(mg) -> int:
             else:
                 node.replace_all_uses_with(new)
                 mg.outputs = [new if o is node else o for o in mg.outputs]
+        elif node.target is aten.max_pool2d_with_indices.default and node.args[0] in twin and _values_only(node):
+            values = next(iter(node.users))
+            k, stride, padding, dilation, ceil = (list(node.args[1:]) + [[], [0], [1], False][len(node.args) - 2:])[:5]
+            with graph.inserting_before(node):
+                twin[values] = _call(graph, torch.ops.pocket.max_pool2d_channels_last.default,
+                                     (twin[node.args[0]], list(k), list(stride), list(padding), list(dilation), ceil),
+                                     values.meta, _permuted(values, TO_NHWC))
+            pools.append(node)
     if not converted:
         return 0
     _leave_chain(mg, twin)
+    for node in pools:
+        graph.erase_node(node)
     _fuse_residuals(mg)
     return converted
 
@@ -125,6 +139,12 @@ def _same_shape_add(node) -> bool:
         return False
     a, b = (getattr(v, "meta", {}).get("val") for v in node.args)
     return isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor) and a.shape == b.shape and a.dim() == 4
+
+
+def _values_only(node) -> bool:
+    """Only the values (getitem 0) of a max_pool2d_with_indices are read, not the indices."""
+    users = list(node.users)
+    return len(users) == 1 and users[0].target is operator.getitem and users[0].args[1] == 0
 
 
 def _spatial_mean(node) -> bool:

@@ -146,3 +146,39 @@ def test_channel_permutes_at_chain_edges(shape, dims, dtype):
             got = run_table("aten::permute", [x, dims], want, table, threads)
             assert torch.equal(got, want)
     check("aten::permute", [x.transpose(2, 3).contiguous().transpose(2, 3), dims], expected=want)  # strided
+
+
+POOLS = [
+    # (n, h, w, c), kernel, stride, padding, dilation, ceil_mode
+    ((1, 32, 32, 16), [3, 3], [2, 2], [1, 1], [1, 1], False),  # ResNet's stem pool
+    ((2, 9, 7, 5), [2, 3], [2, 1], [1, 0], [1, 2], False),
+    ((1, 10, 11, 19), [3, 3], [], [1, 1], [1, 1], True),  # stride = kernel, ceil
+    ((1, 5, 5, 3), [5, 5], [1, 1], [2, 2], [1, 1], False),
+]
+
+
+@pytest.mark.parametrize("shape,k,s,p,d,ceil", POOLS)
+def test_max_pool2d_channels_last_matches_eager(shape, k, s, p, d, ceil):
+    torch.manual_seed(0)
+    x = torch.randn(shape)
+    x[0, 1, 1, 0] = float("nan")
+    want = torch.nn.functional.max_pool2d(x.permute(0, 3, 1, 2), k, s or None, p, d, ceil).permute(0, 2, 3, 1)
+    want = want.contiguous()
+    exact = dict(rtol=0, atol=0, equal_nan=True)
+    torch.testing.assert_close(torch.ops.pocket.max_pool2d_channels_last(x, k, s, p, d, ceil), want, **exact)
+    got = check("pocket::max_pool2d_channels_last", [x, k, s, p, d, ceil], expected=want)
+    assert torch.isnan(got[0]).any()
+    for threads in (1, 2):
+        got = run_table("pocket::max_pool2d_channels_last", [x, k, s, p, d, ceil], want, "portable", threads)
+        torch.testing.assert_close(got, want, **exact)
+
+
+def test_max_pool2d_channels_last_errors():
+    x = torch.randn(1, 6, 6, 4)
+    like = torch.empty(1, 3, 3, 4)
+    with pytest.raises(PocketError, match="max_pool2d_channels_last: x has dtype float64, expected float32"):
+        run("pocket::max_pool2d_channels_last", [x.double(), [2, 2], [2, 2], [0, 0], [1, 1], False], like)
+    with pytest.raises(PocketError, match=r"max_pool2d_channels_last: x has shape \[6, 6, 4\], expected 4-d"):
+        run("pocket::max_pool2d_channels_last", [x[0], [2, 2], [2, 2], [0, 0], [1, 1], False], like)
+    with pytest.raises(PocketError, match="max_pool2d_channels_last: .*pad"):
+        run("pocket::max_pool2d_channels_last", [x, [2, 2], [2, 2], [3, 3], [1, 1], False], like)
