@@ -35,7 +35,7 @@ def quantize(w: torch.Tensor, fmt: WeightFormat):
         raise ValueError(f"{k} columns are not a multiple of the group size {fmt.group_size}")
     g = w.detach().float().reshape(n, k // fmt.group_size, fmt.group_size)
     if fmt.symmetric:
-        rows = max(1, (1 << 22) // k)  # the search holds a few copies of its rows: bound them
+        rows = max(1, (1 << 18) // k)  # the search holds a few copies of its rows: 1 MB each, in cache
         parts = [symmetric_scales(g[i:i + rows], fmt.bits) for i in range(0, n, rows)]
         scales, q = torch.cat([p[0] for p in parts]), torch.cat([p[1] for p in parts])
         mins = None
@@ -64,21 +64,23 @@ def symmetric_scales(g: torch.Tensor, bits: int) -> tuple[torch.Tensor, torch.Te
     qmin = -8 if bits == 4 else -127
     amax = g.abs().amax(-1)
     safe = torch.where(amax == 0, torch.ones_like(amax), amax)
+    q, t = torch.empty_like(g), torch.empty_like(g)  # the group-sized work, in place (same values)
     best_err = best_s = best_q = None
     for d in (qmax, qmax + 0.25, qmax + 0.5, qmax + 0.75, qmax + 1.0):
         s = safe / d
-        q = torch.clamp(torch.round(g / s[..., None]), qmin, qmax)
-        qq = (q * q).sum(-1)
-        s = torch.where(qq > 0, (g * q).sum(-1) / qq.clamp_min(1), s).clamp_min(torch.finfo(torch.float32).tiny)
-        q = torch.clamp(torch.round(g / s[..., None]), qmin, qmax)
-        err = ((g - q * s[..., None]) ** 2).sum(-1)
+        torch.div(g, s[..., None], out=q).round_().clamp_(qmin, qmax)
+        qq = torch.mul(q, q, out=t).sum(-1)
+        s = torch.where(qq > 0, torch.mul(g, q, out=t).sum(-1) / qq.clamp_min(1), s)
+        s = s.clamp_min(torch.finfo(torch.float32).tiny)
+        torch.div(g, s[..., None], out=q).round_().clamp_(qmin, qmax)
+        err = torch.pow(torch.sub(g, torch.mul(q, s[..., None], out=t), out=t), 2, out=t).sum(-1)
         if best_err is None:
-            best_err, best_s, best_q = err, s, q
+            best_err, best_s, best_q = err, s, q.clone()
         else:
             better = err < best_err
             best_err = torch.where(better, err, best_err)
             best_s = torch.where(better, s, best_s)
-            best_q = torch.where(better[..., None], q, best_q)
+            torch.where(better[..., None], q, best_q, out=best_q)
     best_s = torch.where(amax == 0, torch.ones_like(best_s), best_s)
     return best_s.contiguous(), best_q
 

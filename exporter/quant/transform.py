@@ -22,7 +22,7 @@ def quantize_modules(model: nn.Module, config: QuantConfig) -> tuple[nn.Module, 
 
     Tied weights (an embedding shared with the output layer) are quantized once per layer
     kind: the Linear gets its own packed copy."""
-    model = copy.deepcopy(model)
+    model = copy.deepcopy(model, _replaced_weights(model, config))
     report = {"linear": 0, "embedding": 0, "skipped": []}
     act_mode = ACT_MODES[config.activations]
     for parent_name, parent in list(model.named_modules()):
@@ -50,3 +50,22 @@ def quantize_modules(model: nn.Module, config: QuantConfig) -> tuple[nn.Module, 
         warnings.warn(f"'{config.name}' found no Linear or Embedding layers to quantize; the model stays fp32",
                       QuantizationWarning, stacklevel=3)
     return model, report
+
+
+def _replaced_weights(model: nn.Module, config: QuantConfig) -> dict:
+    """A deepcopy memo that keeps the weights only layers quantize_modules replaces read: the
+    copy reads them once to quantize and drops them, so copying them (all of an LLM) is wasted."""
+    replaced, kept = {}, set()
+    for m in model.modules():
+        if isinstance(m, nn.Linear):
+            quantized = config.linear_bits and not m.in_features % (config.linear_group_size or m.in_features)
+        elif isinstance(m, nn.Embedding):
+            quantized = config.embedding_bits and not m.embedding_dim % config.embedding_group_size
+        else:
+            kept.update(id(p) for p in m.parameters(recurse=False))
+            continue
+        if quantized:
+            replaced[id(m.weight)] = m.weight
+        else:
+            kept.update(id(p) for p in m.parameters(recurse=False))
+    return {k: v for k, v in replaced.items() if k not in kept}

@@ -181,12 +181,13 @@ class GgufTensor:
     def float_weight(self) -> torch.Tensor:
         if self.fmt is None:
             return torch.from_numpy(np.ascontiguousarray(self.weight))
-        q = torch.from_numpy(self.q).float()
-        n, k = q.shape
-        w = q.reshape(n, k // self.fmt.group_size, self.fmt.group_size) * torch.from_numpy(self.scales)[..., None]
+        w = torch.from_numpy(self.q).float()  # a new tensor: scaled in place (the same float32 math)
+        n, k = w.shape
+        groups = w.view(n, k // self.fmt.group_size, self.fmt.group_size)
+        groups.mul_(torch.from_numpy(self.scales)[..., None])
         if self.mins is not None:
-            w = w + torch.from_numpy(self.mins)[..., None]
-        return w.reshape(n, k)
+            groups.add_(torch.from_numpy(self.mins)[..., None])
+        return w
 
     def packed(self):
         """(qweight, scales, mins) in Pocket's layout (formats.py), packed with numpy on bytes."""
@@ -211,7 +212,7 @@ def load_gguf_model(path_or_reader, max_seq_len: int, activations: str = "fp32",
     model = Transformer(config, max_seq_len, init_weights=False).eval()
     expected = model.state_dict()
     permute = {"attn_q": config.n_heads, "attn_k": config.n_kv_heads} if config.family == "llama" else {}
-    seen = set()
+    seen, embd = set(), None
     for t in reader.tensors:
         target = _target_name(t.name)
         if target is None:
@@ -226,17 +227,18 @@ def load_gguf_model(path_or_reader, max_seq_len: int, activations: str = "fp32",
         w = GgufTensor(t, permute.get(part) if t.name.endswith(".weight") else None)
         _install(model, target, w, activations, requantize)
         seen.add(target)
+        if t.name == "token_embd.weight":
+            embd = w
     if config.tie_embeddings:
-        _install(model, "lm_head.weight", GgufTensor(_tensor(reader, "token_embd.weight"), None), activations, requantize)
+        if embd.fmt is not None and not requantize:  # float: lm_head.weight is embed_tokens.weight, set above
+            embd.scales = embd.scales.copy()  # the Linear's own tensors, as a second decode would give
+            embd.mins = None if embd.mins is None else embd.mins.copy()
+            _install(model, "lm_head.weight", embd, activations, requantize)
         seen.add("lm_head.weight")
     missing = sorted(k for k in expected if k not in seen and not k.endswith(("_cache", "rope_cos", "rope_sin")))
     if missing:
         raise GgufError(f"GGUF has no tensors for {missing[:5]}")
     return model, config, reader
-
-
-def _tensor(reader, name):
-    return next(t for t in reader.tensors if t.name == name)
 
 
 def _target_name(name: str) -> str | None:
@@ -257,7 +259,10 @@ def _install(model: Transformer, target: str, w: GgufTensor, activations: str, r
     module = getattr(parent, child_name)
     if w.fmt is None or requantize or param != "weight":
         with torch.no_grad():
-            getattr(module, param).copy_(w.float_weight())
+            if w.fmt is None:  # may be a view of the file's (read-only) memory: copied
+                getattr(module, param).copy_(w.float_weight())
+            else:  # de-quantized into a new tensor: taken as it is
+                getattr(module, param).data = w.float_weight()
         return
     qweight, scales, mins = w.packed()
     if isinstance(module, nn.Embedding):
