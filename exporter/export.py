@@ -21,7 +21,8 @@ from pocket.exporter.plan import plan
 from pocket.exporter.quant.config import QuantConfig, resolve
 from pocket.exporter.quant.transform import quantize_modules
 from pocket.exporter.serialize import serialize
-from pocket.fb.api import MutableBufferT, ProgramT
+from pocket.exporter.workers import export_methods, jobs
+from pocket.fb.api import Location, MethodT, MutableBufferT, ProgramT, TensorT
 
 log = logging.getLogger("pocket.export")
 
@@ -60,31 +61,81 @@ class Program:
 class _ProgramBuilder:
     """Program-wide tables shared by all methods: constant segments (deduplicated by
     content) and mutable buffers (by fully qualified name). Segments are uint8 arrays over the
-    constants' memory (not copies); `constants` hashes each tensor once for all methods."""
+    constants' memory (not copies); `constants` hashes each tensor once for all methods.
 
-    def __init__(self):
-        self.constants = Constants()
+    `events` lists the calls in order, so that a method exported into a builder of its own (in a
+    worker process, workers.py) can be merged as if it had been exported into this one."""
+
+    def __init__(self, constants: Constants | None = None):
+        self.constants = constants if constants is not None else Constants()
         self.segments: list = []  # bytes-like: uint8 arrays, the tokenizer's bytes
         self.segment_by_hash: dict[bytes, int] = {}
         self.buffers: list[MutableBufferT] = []
         self.buffer_by_name: dict[str, int] = {}
+        self.events: list[tuple] = []  # ("segment", key) | ("buffer", fqn, initial value's key or None)
 
-    def add_segment(self, t: torch.Tensor) -> int:
-        key = self.constants.digest(t) + str(t.dtype).encode()
+    def _key(self, t: torch.Tensor) -> bytes:
+        return self.constants.digest(t) + str(t.dtype).encode()
+
+    def _segment(self, key: bytes, data) -> int:
+        """The index of the segment holding `key`, added (data() its bytes) when new."""
         if key not in self.segment_by_hash:
             self.segment_by_hash[key] = len(self.segments)
-            self.segments.append(self.constants.data(t))
+            self.segments.append(data())
         return self.segment_by_hash[key]
+
+    def add_segment(self, t: torch.Tensor) -> int:
+        key = self._key(t)
+        self.events.append(("segment", key))
+        return self._segment(key, lambda: self.constants.data(t))
 
     def buffer_index(self, fqn: str, value: torch.Tensor) -> int:
         if fqn not in self.buffer_by_name:
             b = MutableBufferT()
             b.name, b.dtype, b.sizes = fqn, pocket_dtype(value.dtype, f"buffer '{fqn}'"), list(value.shape)
             b.nbytes = value.numel() * value.element_size()
-            b.initSegment = -1 if all_zero(value) else self.add_segment(value)
+            key = None if all_zero(value) else self._key(value)
+            self.events.append(("buffer", fqn, key))
+            b.initSegment = -1 if key is None else self._segment(key, lambda: self.constants.data(value))
             self.buffer_by_name[fqn] = len(self.buffers)
             self.buffers.append(b)
         return self.buffer_by_name[fqn]
+
+    def new_keys(self, events: list[tuple]) -> list[bytes]:
+        """The segments merge(events, ...) would add, in order."""
+        keys, known, buffers = [], set(self.segment_by_hash), set(self.buffer_by_name)
+        for event in events:
+            if event[0] == "buffer":
+                if event[1] in buffers:
+                    continue  # a buffer already here keeps its initial value
+                buffers.add(event[1])
+            key = event[-1]
+            if key is not None and key not in known:
+                known.add(key)
+                keys.append(key)
+        return keys
+
+    def merge(self, method: MethodT, events: list[tuple], keys: list[bytes], buffers: list[MutableBufferT],
+              data: dict[bytes, Any]) -> MethodT:
+        """Adds a method exported into another builder (its events, segment keys by index and
+        buffers) as the calls in `events` would have added it here: same segments and buffers in
+        the same order; then renumbers the method's constant and buffer indices. `data`: the
+        bytes of the segments new_keys(events) named."""
+        local = {b.name: b for b in buffers}
+        for event in events:
+            if event[0] == "segment":
+                self._segment(event[1], lambda: data[event[1]])
+            elif event[1] not in self.buffer_by_name:
+                b, key = local[event[1]], event[2]
+                b.initSegment = -1 if key is None else self._segment(key, lambda: data[key])
+                self.buffer_by_name[b.name] = len(self.buffers)
+                self.buffers.append(b)
+        for v in method.values:
+            if isinstance(v.kind, TensorT) and v.kind.location == Location.Constant:
+                v.kind.index = self.segment_by_hash[keys[v.kind.index]]
+            elif isinstance(v.kind, TensorT) and v.kind.location == Location.Buffer:
+                v.kind.index = self.buffer_by_name[buffers[v.kind.index].name]
+        return method
 
 
 def export(model: torch.nn.Module | Callable | None, example_inputs: tuple = (), dynamic_shapes=None,
@@ -137,8 +188,10 @@ def export(model: torch.nn.Module | Callable | None, example_inputs: tuple = (),
     program = ProgramT()
     program.methods, summary_methods = [], {}
     calibration = (calibration or []) if config is not None and config.static_int8_conv else None
-    for name, (fn, inputs, shapes) in specs.items():
-        method, summary_methods[name] = _export_method(name, fn, inputs, shapes, calibration, builder)
+    exported = export_methods(list(specs.items()),
+                              lambda name, spec, b: _export_method(name, *spec, calibration, b), builder,
+                              lambda: _ProgramBuilder(builder.constants), jobs(len(specs)))
+    for name, (method, summary_methods[name]) in zip(specs, exported):
         program.methods.append(method)
     program.methods.sort(key=lambda m: m.name)  # the schema keys methods by name
     if config is not None:
