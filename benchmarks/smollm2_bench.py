@@ -28,7 +28,9 @@ import argparse
 import importlib.util
 import json
 import os
+import subprocess
 import sys
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import common  # noqa: E402
@@ -104,10 +106,20 @@ def child_quality(engine: str, path: str, threads: int, seq_file: str) -> dict:
 
 # ---- in the parent ----------------------------------------------------------------------------
 
+EXPORT_S: dict[str, float] = {}  # key -> seconds `pocket llm export` took (a fresh process, as a user runs it)
+
+
+def export_pocket(gguf: str, variant: str, path: str) -> float:
+    """Runs `pocket llm export` for a Pocket variant into `path`; returns its wall time in seconds."""
+    flags = {"8da4w": ["--quantize", "8da4w"], "kept-int8": ["--activations", "int8"]}.get(variant, [])
+    start = time.perf_counter()
+    subprocess.run([sys.executable, "-m", "pocket", "llm", "export", "--gguf", gguf, "-o", path, "--force", "-q",
+                    "--max-seq-len", str(MAX_SEQ), *flags], check=True, stdout=subprocess.DEVNULL)
+    return time.perf_counter() - start
+
+
 def prepare(args, tmp: str, gguf: str, keys: list[str]) -> dict:
     """{key: file the engine runs}; exports Pocket and ExecuTorch programs into tmp."""
-    from pocket.llm.models import recipe
-
     files = {}
     for key in keys:
         _, engine, variant = ENGINES[key]
@@ -115,9 +127,7 @@ def prepare(args, tmp: str, gguf: str, keys: list[str]) -> dict:
             path = os.path.join(tmp, f"{variant}.pocket")
             if not common.reuse(args, path):
                 print(f"exporting Pocket {variant} ...", file=sys.stderr)
-                kwargs = {"8da4w": dict(quantize="8da4w"), "kept-int8": dict(activations="int8")}.get(variant, {})
-                recipe.export_gguf(gguf, max_seq_len=MAX_SEQ, **kwargs).save(path + ".part")
-                os.replace(path + ".part", path)  # a kept --work folder never holds half an export
+                EXPORT_S[key] = export_pocket(gguf, variant, path)
         elif engine == "executorch":
             import executorch_llama
             from pocket.llm.models.gguf_model import load_gguf_model
@@ -255,8 +265,10 @@ def main() -> None:
                             + table(["engine", "top-1 agreement", "positions"], rows))
     versions = common.engine_versions()
     note = "".join(f"\n{ENGINES[k][0]}: not installed (pip install -r benchmarks/requirements.txt)." for k in missing)
+    exports = "; ".join(f"{ENGINES[k][0]} {s:.1f} s" for k, s in EXPORT_S.items())
     text = (f"## SmolLM2-135M-Instruct\n\n{common.machine_line(args.threads)}\n{guard.summary()}\n"
-            f"versions: {versions}{note}\n\n" + "\n\n".join(sections))
+            f"versions: {versions}{note}\n" + (f"export time (`pocket llm export`): {exports}\n" if exports else "")
+            + "\n" + "\n\n".join(sections))
     common.write_results(text, args, "-smollm2")
 
 
