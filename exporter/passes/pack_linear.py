@@ -11,7 +11,6 @@ become embedding_q_packed). Otherwise it stays as it is, so no file holds a weig
 
 from __future__ import annotations
 
-import hashlib
 from collections import defaultdict
 
 import torch
