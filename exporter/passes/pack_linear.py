@@ -7,6 +7,8 @@ is packed when every op that reads it can read the packed layout, i.e. it is use
 linear_q ops the layout takes (4- or 8-bit, act_mode 1 or 2, output channels a multiple of
 16, columns and group size multiples of 8) and by embedding_q ops of the same format (tied embeddings: they
 become embedding_q_packed). Otherwise it stays as it is, so no file holds a weight twice.
+Scales and mins keep their dtype: float16 ones (GGUF's Q4_0, Q4_1, Q8_0) stay float16 in the
+packed layout, which the kernels read in place as they do unpacked ones.
 """
 
 from __future__ import annotations

@@ -152,8 +152,8 @@ class GgufTensor:
                 raise GgufError(f"tensor {t.name}: {data.size} bytes do not hold a {self.type} tensor of shape {shape}")
             q, scales, mins, fmt = DECODERS[self.type](data.reshape(-1, block_bytes))
             self.q = q.reshape(n, k)
-            self.scales = scales.reshape(n, -1).astype(np.float32)
-            self.mins = None if mins is None else mins.reshape(n, -1).astype(np.float32)
+            self.scales = scales.reshape(n, -1)  # float32, or float16 as the file has them (gguf_blocks.py)
+            self.mins = None if mins is None else mins.reshape(n, -1)
             self.fmt = fmt
         else:
             from gguf.quants import dequantize

@@ -77,12 +77,51 @@ def test_import_is_lossless(path):
                                                         "ffn_down": "mlp.down_proj"}[part])
         m = modules[name]
         assert isinstance(m, (QuantizedLinear, QuantizedEmbedding))
+        assert m.scales.dtype == torch.float16 and (m.mins is None or m.mins.dtype == torch.float16), t.name
         got = dequantize(m.qweight, m.scales, m.mins, m.fmt).numpy()
         assert np.array_equal(got, ref), t.name
         checked += 1
     lm_head = modules["lm_head"]  # tied: the Q8_0 embedding, kept
     assert isinstance(lm_head, QuantizedLinear) and lm_head.fmt.bits == 8
     assert checked == 211
+
+
+@pytest.mark.parametrize("kind", ["Q4_0", "Q4_1", "Q8_0", "Q4_K", "Q5_K", "Q6_K"])
+@pytest.mark.parametrize("powers_of_two", [False, True])
+def test_block_scales_stay_float16_where_exact(kind, powers_of_two):
+    """Q4_0, Q4_1 and Q8_0 keep the file's float16 d (and m); the K-quants' products d·sc and
+    dmin·m are float16 only when every value is exactly one (here when d and dmin are powers of
+    two), else float32. Either way q * scale + min is the gguf package's de-quantization."""
+    from gguf import GGML_QUANT_SIZES, GGMLQuantizationType
+    from gguf.quants import dequantize as gguf_dequantize
+
+    from pocket.llm.models.gguf_blocks import DECODERS
+
+    t = GGMLQuantizationType[kind]
+    elems, nbytes = GGML_QUANT_SIZES[t]
+    rng = np.random.default_rng(3)
+    blocks = rng.integers(0, 256, (6, nbytes), dtype=np.uint8)
+    # the float16 fields: d (and m / dmin) first, Q6_K's d last
+    fields = {"Q4_0": [0], "Q8_0": [0], "Q4_1": [0, 2], "Q4_K": [0, 2], "Q5_K": [0, 2], "Q6_K": [nbytes - 2]}[kind]
+    for at in fields:
+        d = 2.0 ** rng.integers(-14, -4, 6) if powers_of_two else rng.uniform(1e-4, 0.05, 6)
+        blocks[:, at:at + 2] = d.astype(np.float16).view(np.uint8).reshape(6, 2)
+    q, scales, mins, fmt = DECODERS[kind](blocks)
+    half = kind in ("Q4_0", "Q4_1", "Q8_0") or powers_of_two
+    assert scales.dtype == (np.float16 if half else np.float32), kind
+    assert mins is None or mins.dtype == scales.dtype
+    g = fmt.group_size
+    w = q.reshape(6, -1, g).astype(np.float32) * scales.astype(np.float32)[..., None]
+    if mins is not None:
+        w = w + mins.astype(np.float32)[..., None]
+    assert np.array_equal(w.reshape(6, -1), gguf_dequantize(blocks, t).reshape(6, -1))
+
+
+def test_kept_file_is_no_larger_than_the_gguf_and_tokenizer(path, kept):
+    """The Q4_1 and Q8_0 tensors keep their float16 scales and mins (no float32 copies)."""
+    from pocket.describe import describe
+
+    assert os.path.getsize(kept) <= os.path.getsize(path) + describe(str(kept))["tokenizer_bytes"]
 
 
 @pytest.mark.parametrize("prompt", PROMPTS)

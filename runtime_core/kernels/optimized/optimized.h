@@ -27,12 +27,15 @@
 // A body shared by several ISA files of one family is <op>_<variant>_<family>.inc (x86,
 // arm), included by each with its own target attribute and instruction choices.
 // avx2_helpers.inc: mask, horizontal-sum and exp helpers of the AVX2 + FMA files;
-// neon_helpers.inc: the exp of the NEON files.
+// neon_helpers.inc: the exp of the NEON files; quant_scales.inc: the scale and min loads of
+// the linear_q and linear_qp files (float32, or float16 widened in place: F16C, FCVT), whose
+// x86 targets therefore include f16c.
 // One loop for every ISA: conv_q8_tile.inc writes the conv_q8 tile (register blocking, the
 // k loop, the epilogue and its store) once, as a template over a traits struct that each ISA
 // file defines with only its vector operations (types, load, broadcast, dot, store); the four
 // ISA files are ~40 lines each. linear_qp_tile.inc does the same for linear_q_packed (nibble
-// split, 4-way dot, float epilogue per span). New kernel families follow it; gemm and the
+// split, 4-way dot, float epilogue per span; float16 scales through the traits' hload).
+// New kernel families follow it; gemm and the
 // unpacked linear_q still have a body per ISA or per ISA family (.inc). conv_f32_tile.inc
 // is the loop of conv2d_packed (indirect GEMM tile: broadcast inputs x 16-channel weight rows,
 // bias + residual + clamp epilogue; depthwise rows with channels across lanes, 4 pixels per
