@@ -61,7 +61,7 @@ POCKET_TARGET inline float hsum(__m512 v) {
   return _mm_cvtss_f32(s);
 }
 
-template <int MR, int NR, int F>
+template <int MR, int NR, int F, bool H>
 POCKET_TARGET void gemv_tile(const float* x, int64_t k, const QuantWeight& w, int64_t c, const float* bias, float* y,
                              int64_t ldy) {
   constexpr bool kAsym = F == kQ4Asym || F == kQ8Asym;
@@ -69,11 +69,22 @@ POCKET_TARGET void gemv_tile(const float* x, int64_t k, const QuantWeight& w, in
   POCKET_UNROLL for (int i = 0; i < MR; ++i)
     POCKET_UNROLL for (int r = 0; r < NR; ++r) acc[i][r] = _mm512_setzero_ps();
   const int64_t g = w.group_size;
+  float sbuf[NR][kWiden], mbuf[NR][kWiden];  // a chunk of groups' float16 scales and mins, widened
+  const float *sc[NR] = {}, *mc[NR] = {};
+  int64_t j0 = 0;
   for (int64_t j = 0; j < w.groups; ++j) {
+    if (j % kWiden == 0) {
+      j0 = j;
+      const int64_t n = w.groups - j < kWiden ? w.groups - j : kWiden;
+      POCKET_UNROLL for (int r = 0; r < NR; ++r) {
+        sc[r] = widen_scales<H>(w.scales, (c + r) * w.groups + j, n, sbuf[r]);
+        mc[r] = kAsym ? widen_scales<H>(w.mins, (c + r) * w.groups + j, n, mbuf[r]) : nullptr;
+      }
+    }
     __m512 s[NR], mn[NR];
     POCKET_UNROLL for (int r = 0; r < NR; ++r) {
-      s[r] = _mm512_set1_ps(scale_at(w, w.scales, (c + r) * w.groups + j));
-      mn[r] = kAsym ? _mm512_set1_ps(scale_at(w, w.mins, (c + r) * w.groups + j)) : _mm512_setzero_ps();
+      s[r] = _mm512_set1_ps(sc[r][j - j0]);
+      mn[r] = kAsym ? _mm512_set1_ps(mc[r][j - j0]) : _mm512_setzero_ps();
     }
     for (int64_t col = j * g; col < (j + 1) * g; col += 16) {
       __m512 wv[NR];
@@ -91,53 +102,66 @@ POCKET_TARGET void gemv_tile(const float* x, int64_t k, const QuantWeight& w, in
 
 using GemvTile = void (*)(const float*, int64_t, const QuantWeight&, int64_t, const float*, float*, int64_t);
 
-template <int F>
+template <int F, bool H>
 struct GemvTiles {
   static constexpr GemvTile tiles[4][2] = {
-      {gemv_tile<1, 4, F>, gemv_tile<1, 1, F>},
-      {gemv_tile<2, 4, F>, gemv_tile<2, 1, F>},
-      {gemv_tile<3, 2, F>, gemv_tile<3, 1, F>},
-      {gemv_tile<4, 2, F>, gemv_tile<4, 1, F>},
+      {gemv_tile<1, 4, F, H>, gemv_tile<1, 1, F, H>},
+      {gemv_tile<2, 4, F, H>, gemv_tile<2, 1, F, H>},
+      {gemv_tile<3, 2, F, H>, gemv_tile<3, 1, F, H>},
+      {gemv_tile<4, 2, F, H>, gemv_tile<4, 1, F, H>},
   };
 };
 
+using GemvTileRow = GemvTile[2];
+
+template <bool H>
+const GemvTileRow* gemv_tiles(const QuantWeight& w) {
+  switch (format_of(w)) {
+    case kQ4Sym: return GemvTiles<kQ4Sym, H>::tiles;
+    case kQ4Asym: return GemvTiles<kQ4Asym, H>::tiles;
+    case kQ8Sym: return GemvTiles<kQ8Sym, H>::tiles;
+    case kQ8Asym: break;
+  }
+  return GemvTiles<kQ8Asym, H>::tiles;
+}
+
 void gemv(const float* x, int64_t m, const QuantWeight& w, int64_t c0, int64_t c1, const float* bias, float* y,
           int64_t ldy) {
-  const GemvTile(*tiles)[2] = nullptr;
-  switch (format_of(w)) {
-    case kQ4Sym: tiles = GemvTiles<kQ4Sym>::tiles; break;
-    case kQ4Asym: tiles = GemvTiles<kQ4Asym>::tiles; break;
-    case kQ8Sym: tiles = GemvTiles<kQ8Sym>::tiles; break;
-    case kQ8Asym: tiles = GemvTiles<kQ8Asym>::tiles; break;
-  }
+  const GemvTileRow* tiles = w.half ? gemv_tiles<true>(w) : gemv_tiles<false>(w);
   const int64_t nr = m <= 2 ? 4 : 2;
   int64_t c = c0;
   for (; c + nr <= c1; c += nr) tiles[m - 1][0](x, w.cols, w, c, bias, y, ldy);
   for (; c < c1; ++c) tiles[m - 1][1](x, w.cols, w, c, bias, y, ldy);
 }
 
-template <int F>
+template <int F, bool H>
 POCKET_TARGET void dequantize_rows(const QuantWeight& w, int64_t r0, int64_t r1, float* out) {
   constexpr bool kAsym = F == kQ4Asym || F == kQ8Asym;
   const int64_t k = w.cols, g = w.group_size;
   for (int64_t r = r0; r < r1; ++r) {
     float* o = out + (r - r0) * k;
     for (int64_t j = 0; j < w.groups; ++j) {
-      const __m512 s = _mm512_set1_ps(scale_at(w, w.scales, r * w.groups + j));
-      const __m512 mn = kAsym ? _mm512_set1_ps(scale_at(w, w.mins, r * w.groups + j)) : _mm512_setzero_ps();
+      const __m512 s = _mm512_set1_ps(scale_of<H>(w.scales, r * w.groups + j));
+      const __m512 mn = kAsym ? _mm512_set1_ps(scale_of<H>(w.mins, r * w.groups + j)) : _mm512_setzero_ps();
       for (int64_t col = j * g; col < (j + 1) * g; col += 16)
         _mm512_storeu_ps(o + col, dequant<F>(load_q8<F, true>(w.row(r), col), s, mn));
     }
   }
 }
 
-void dequantize(const QuantWeight& w, int64_t r0, int64_t r1, float* out) {
+template <bool H>
+void dequantize_as(const QuantWeight& w, int64_t r0, int64_t r1, float* out) {
   switch (format_of(w)) {
-    case kQ4Sym: dequantize_rows<kQ4Sym>(w, r0, r1, out); break;
-    case kQ4Asym: dequantize_rows<kQ4Asym>(w, r0, r1, out); break;
-    case kQ8Sym: dequantize_rows<kQ8Sym>(w, r0, r1, out); break;
-    case kQ8Asym: dequantize_rows<kQ8Asym>(w, r0, r1, out); break;
+    case kQ4Sym: dequantize_rows<kQ4Sym, H>(w, r0, r1, out); break;
+    case kQ4Asym: dequantize_rows<kQ4Asym, H>(w, r0, r1, out); break;
+    case kQ8Sym: dequantize_rows<kQ8Sym, H>(w, r0, r1, out); break;
+    case kQ8Asym: dequantize_rows<kQ8Asym, H>(w, r0, r1, out); break;
   }
+}
+
+void dequantize(const QuantWeight& w, int64_t r0, int64_t r1, float* out) {
+  if (w.half) return dequantize_as<true>(w, r0, r1, out);
+  dequantize_as<false>(w, r0, r1, out);
 }
 
 }  // namespace

@@ -65,18 +65,29 @@ inline void dequant(int16x8_t q, float32x4_t s, float32x4_t mn, float32x4_t* a, 
   }
 }
 
-template <int MR, int NR, int F>
+template <int MR, int NR, int F, bool H>
 void gemv_tile(const float* x, int64_t k, const QuantWeight& w, int64_t c, const float* bias, float* y, int64_t ldy) {
   constexpr bool kAsym = F == kQ4Asym || F == kQ8Asym;
   float32x4_t acc[MR][NR];
   POCKET_UNROLL for (int i = 0; i < MR; ++i)
     POCKET_UNROLL for (int r = 0; r < NR; ++r) acc[i][r] = vdupq_n_f32(0.0f);
   const int64_t g = w.group_size;
+  float sbuf[NR][kWiden], mbuf[NR][kWiden];  // a chunk of groups' float16 scales and mins, widened
+  const float *sc[NR] = {}, *mc[NR] = {};
+  int64_t j0 = 0;
   for (int64_t j = 0; j < w.groups; ++j) {
+    if (j % kWiden == 0) {
+      j0 = j;
+      const int64_t n = w.groups - j < kWiden ? w.groups - j : kWiden;
+      POCKET_UNROLL for (int r = 0; r < NR; ++r) {
+        sc[r] = widen_scales<H>(w.scales, (c + r) * w.groups + j, n, sbuf[r]);
+        mc[r] = kAsym ? widen_scales<H>(w.mins, (c + r) * w.groups + j, n, mbuf[r]) : nullptr;
+      }
+    }
     float32x4_t s[NR], mn[NR];
     POCKET_UNROLL for (int r = 0; r < NR; ++r) {
-      s[r] = vdupq_n_f32(scale_at(w, w.scales, (c + r) * w.groups + j));
-      mn[r] = vdupq_n_f32(kAsym ? scale_at(w, w.mins, (c + r) * w.groups + j) : 0.0f);
+      s[r] = vdupq_n_f32(sc[r][j - j0]);
+      mn[r] = vdupq_n_f32(kAsym ? mc[r][j - j0] : 0.0f);
     }
     for (int64_t col = j * g; col < (j + 1) * g; col += 16) {
       float32x4_t wv[NR][4];
@@ -105,40 +116,47 @@ void gemv_tile(const float* x, int64_t k, const QuantWeight& w, int64_t c, const
 
 using GemvTile = void (*)(const float*, int64_t, const QuantWeight&, int64_t, const float*, float*, int64_t);
 
-template <int F>
+template <int F, bool H>
 struct GemvTiles {
   static constexpr GemvTile tiles[4][2] = {
-      {gemv_tile<1, 4, F>, gemv_tile<1, 1, F>},
-      {gemv_tile<2, 2, F>, gemv_tile<2, 1, F>},
-      {gemv_tile<3, 2, F>, gemv_tile<3, 1, F>},
-      {gemv_tile<4, 2, F>, gemv_tile<4, 1, F>},
+      {gemv_tile<1, 4, F, H>, gemv_tile<1, 1, F, H>},
+      {gemv_tile<2, 2, F, H>, gemv_tile<2, 1, F, H>},
+      {gemv_tile<3, 2, F, H>, gemv_tile<3, 1, F, H>},
+      {gemv_tile<4, 2, F, H>, gemv_tile<4, 1, F, H>},
   };
 };
 
+using GemvTileRow = GemvTile[2];
+
+template <bool H>
+const GemvTileRow* gemv_tiles(const QuantWeight& w) {
+  switch (format_of(w)) {
+    case kQ4Sym: return GemvTiles<kQ4Sym, H>::tiles;
+    case kQ4Asym: return GemvTiles<kQ4Asym, H>::tiles;
+    case kQ8Sym: return GemvTiles<kQ8Sym, H>::tiles;
+    case kQ8Asym: break;
+  }
+  return GemvTiles<kQ8Asym, H>::tiles;
+}
+
 void gemv(const float* x, int64_t m, const QuantWeight& w, int64_t c0, int64_t c1, const float* bias, float* y,
           int64_t ldy) {
-  const GemvTile(*tiles)[2] = nullptr;
-  switch (format_of(w)) {
-    case kQ4Sym: tiles = GemvTiles<kQ4Sym>::tiles; break;
-    case kQ4Asym: tiles = GemvTiles<kQ4Asym>::tiles; break;
-    case kQ8Sym: tiles = GemvTiles<kQ8Sym>::tiles; break;
-    case kQ8Asym: tiles = GemvTiles<kQ8Asym>::tiles; break;
-  }
+  const GemvTileRow* tiles = w.half ? gemv_tiles<true>(w) : gemv_tiles<false>(w);
   const int64_t nr = m == 1 ? 4 : 2;
   int64_t c = c0;
   for (; c + nr <= c1; c += nr) tiles[m - 1][0](x, w.cols, w, c, bias, y, ldy);
   for (; c < c1; ++c) tiles[m - 1][1](x, w.cols, w, c, bias, y, ldy);
 }
 
-template <int F>
+template <int F, bool H>
 void dequantize_rows(const QuantWeight& w, int64_t r0, int64_t r1, float* out) {
   constexpr bool kAsym = F == kQ4Asym || F == kQ8Asym;
   const int64_t k = w.cols, g = w.group_size;
   for (int64_t r = r0; r < r1; ++r) {
     float* o = out + (r - r0) * k;
     for (int64_t j = 0; j < w.groups; ++j) {
-      const float32x4_t s = vdupq_n_f32(scale_at(w, w.scales, r * w.groups + j));
-      const float32x4_t mn = vdupq_n_f32(kAsym ? scale_at(w, w.mins, r * w.groups + j) : 0.0f);
+      const float32x4_t s = vdupq_n_f32(scale_of<H>(w.scales, r * w.groups + j));
+      const float32x4_t mn = vdupq_n_f32(kAsym ? scale_of<H>(w.mins, r * w.groups + j) : 0.0f);
       for (int64_t col = j * g; col < (j + 1) * g; col += 16) {
         int16x8_t ql, qh;
         load_q<F, true>(w.row(r), col, &ql, &qh);
@@ -151,13 +169,19 @@ void dequantize_rows(const QuantWeight& w, int64_t r0, int64_t r1, float* out) {
   }
 }
 
-void dequantize(const QuantWeight& w, int64_t r0, int64_t r1, float* out) {
+template <bool H>
+void dequantize_as(const QuantWeight& w, int64_t r0, int64_t r1, float* out) {
   switch (format_of(w)) {
-    case kQ4Sym: dequantize_rows<kQ4Sym>(w, r0, r1, out); break;
-    case kQ4Asym: dequantize_rows<kQ4Asym>(w, r0, r1, out); break;
-    case kQ8Sym: dequantize_rows<kQ8Sym>(w, r0, r1, out); break;
-    case kQ8Asym: dequantize_rows<kQ8Asym>(w, r0, r1, out); break;
+    case kQ4Sym: dequantize_rows<kQ4Sym, H>(w, r0, r1, out); break;
+    case kQ4Asym: dequantize_rows<kQ4Asym, H>(w, r0, r1, out); break;
+    case kQ8Sym: dequantize_rows<kQ8Sym, H>(w, r0, r1, out); break;
+    case kQ8Asym: dequantize_rows<kQ8Asym, H>(w, r0, r1, out); break;
   }
+}
+
+void dequantize(const QuantWeight& w, int64_t r0, int64_t r1, float* out) {
+  if (w.half) return dequantize_as<true>(w, r0, r1, out);
+  dequantize_as<false>(w, r0, r1, out);
 }
 
 }  // namespace
