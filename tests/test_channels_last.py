@@ -118,3 +118,23 @@ def test_pooling_in_and_out_of_the_chain():
     ops = set(ops_of(program))
     assert {"pocket::max_pool2d_channels_last", "aten::max_pool2d_with_indices"} <= ops
     assert_matches(program, model, (x,))
+
+
+class TwoInputs(torch.nn.Module):
+    """The chain's input is the first of two graph inputs; a float64 value added to a
+    convolution (type promotion: the sum is not fused as a residual)."""
+
+    def __init__(self):
+        super().__init__()
+        self.a = torch.nn.Conv2d(3, 4, 3, padding=1)
+
+    def forward(self, x, d):
+        return self.a(x) + d, self.a(x * 2)
+
+
+def test_first_of_two_inputs_and_a_float64_sum():
+    torch.manual_seed(0)
+    model, x, d = TwoInputs().eval(), torch.randn(1, 3, 6, 5), torch.randn(1, 4, 6, 5, dtype=torch.float64)
+    program = pocket.export(model, (x, d))
+    assert "pocket::conv2d_packed" in ops_of(program) and "aten::add.Tensor" in ops_of(program)
+    assert_matches(program, model, (x, d))

@@ -42,7 +42,9 @@ def channels_last(mg) -> int:
         if x in twin:
             return twin[x]
         if x not in to_nhwc:
-            with graph.inserting_after(x):
+            # after x, or after every placeholder when x is one (placeholders stay first)
+            after = x if x.op != "placeholder" else [n for n in graph.nodes if n.op == "placeholder"][-1]
+            with graph.inserting_after(after):
                 to_nhwc[x] = _call(graph, aten.permute.default, (x, TO_NHWC), x.meta, _permuted(x, TO_NHWC))
         return to_nhwc[x]
 
@@ -175,6 +177,8 @@ def _fuse_residuals(mg) -> None:
     for add in list(graph.nodes):
         if add.op != "call_function" or not _same_shape_add(add) or add in mg.outputs:
             continue
+        if any(v.meta["val"].dtype != torch.float32 for v in (add, *add.args[:2])):
+            continue  # the kernel adds a float32 residual into a float32 output
         for i in (0, 1):
             conv, res = add.args[i], add.args[1 - i]
             if (isinstance(conv, torch.fx.Node) and conv.target is packed_op and len(conv.users) == 1
