@@ -40,6 +40,10 @@ def jobs(n_methods: int) -> int:
         return min(int(value), n_methods) if hasattr(os, "fork") else 1
     if n_methods < 2 or not sys.platform.startswith("linux"):
         return 1  # fork is not safe with macOS system frameworks, and missing on Windows
+    import torch
+
+    if torch.cuda.is_initialized():
+        return 1  # CUDA does not survive fork either
     return min(n_methods, len(os.sched_getaffinity(0)))
 
 
