@@ -104,7 +104,8 @@ POCKET_TARGET void tile512(const LinearQI8Problem& p, int64_t r0, int64_t c) {
   POCKET_UNROLL for (int o = 0; o < O::kCount; ++o) acc[o] = cacc[o] = _mm512_setzero_pd();
   for (int64_t j = 0; j < groups; ++j) {
     __m512d scale[O::kCount];
-    POCKET_UNROLL for (int o = 0; o < O::kCount; ++o) scale[o] = octet_cols<MR, NR>(p.w, p.w.scales, c * groups + j, groups, o);
+    POCKET_UNROLL for (int o = 0; o < O::kCount; ++o)
+      scale[o] = octet_cols<MR, NR>(p.w, p.w.scales, c * groups + j, groups, o);
     __m512i isum[4 * O::kCount];
     POCKET_UNROLL for (int q = 0; q < 4 * O::kCount; ++q) isum[q] = _mm512_setzero_si512();
     for (int64_t col = j * g; col < (j + 1) * g; col += 32) {
