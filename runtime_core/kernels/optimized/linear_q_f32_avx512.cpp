@@ -69,29 +69,38 @@ POCKET_TARGET void gemv_tile(const float* x, int64_t k, const QuantWeight& w, in
   POCKET_UNROLL for (int i = 0; i < MR; ++i)
     POCKET_UNROLL for (int r = 0; r < NR; ++r) acc[i][r] = _mm512_setzero_ps();
   const int64_t g = w.group_size;
-  float sbuf[NR][kWiden], mbuf[NR][kWiden];  // a chunk of groups' float16 scales and mins, widened
-  const float *sc[NR] = {}, *mc[NR] = {};
-  int64_t j0 = 0;
-  for (int64_t j = 0; j < w.groups; ++j) {
-    if (j % kWiden == 0) {
-      j0 = j;
-      const int64_t n = w.groups - j < kWiden ? w.groups - j : kWiden;
+  float sbuf[H ? NR * kWiden : 1], mbuf[H && kAsym ? NR * kWiden : 1];  // float16: a tile's rows, widened
+  for (int64_t j0 = 0; j0 < w.groups; j0 += kWiden) {
+    const int64_t jn = w.groups - j0 < kWiden ? w.groups - j0 : kWiden;
+    // row r's scale of group j0 + jj at sp[r * stride + jj] (mins: mp)
+    const float *sp = nullptr, *mp = nullptr;
+    int64_t stride = w.groups;
+    if constexpr (H) {
       POCKET_UNROLL for (int r = 0; r < NR; ++r) {
-        sc[r] = widen_scales<H>(w.scales, (c + r) * w.groups + j, n, sbuf[r]);
-        mc[r] = kAsym ? widen_scales<H>(w.mins, (c + r) * w.groups + j, n, mbuf[r]) : nullptr;
+        widen_scales<true>(w.scales, (c + r) * w.groups + j0, jn, sbuf + r * kWiden);
+        if (kAsym) widen_scales<true>(w.mins, (c + r) * w.groups + j0, jn, mbuf + r * kWiden);
       }
+      sp = sbuf;
+      mp = mbuf;
+      stride = kWiden;
+    } else {
+      sp = static_cast<const float*>(w.scales) + c * w.groups + j0;
+      mp = kAsym ? static_cast<const float*>(w.mins) + c * w.groups + j0 : nullptr;
     }
-    __m512 s[NR], mn[NR];
-    POCKET_UNROLL for (int r = 0; r < NR; ++r) {
-      s[r] = _mm512_set1_ps(sc[r][j - j0]);
-      mn[r] = kAsym ? _mm512_set1_ps(mc[r][j - j0]) : _mm512_setzero_ps();
-    }
-    for (int64_t col = j * g; col < (j + 1) * g; col += 16) {
-      __m512 wv[NR];
-      POCKET_UNROLL for (int r = 0; r < NR; ++r) wv[r] = dequant<F>(load_q8<F, false>(w.row(c + r), col), s[r], mn[r]);
-      POCKET_UNROLL for (int i = 0; i < MR; ++i) {
-        const __m512 xv = _mm512_loadu_ps(x + i * k + col);
-        POCKET_UNROLL for (int r = 0; r < NR; ++r) acc[i][r] = _mm512_fmadd_ps(wv[r], xv, acc[i][r]);
+    for (int64_t jj = 0; jj < jn; ++jj) {
+      const int64_t j = j0 + jj;
+      __m512 s[NR], mn[NR];
+      POCKET_UNROLL for (int r = 0; r < NR; ++r) {
+        s[r] = _mm512_set1_ps(sp[r * stride + jj]);
+        mn[r] = kAsym ? _mm512_set1_ps(mp[r * stride + jj]) : _mm512_setzero_ps();
+      }
+      for (int64_t col = j * g; col < (j + 1) * g; col += 16) {
+        __m512 wv[NR];
+        POCKET_UNROLL for (int r = 0; r < NR; ++r) wv[r] = dequant<F>(load_q8<F, false>(w.row(c + r), col), s[r], mn[r]);
+        POCKET_UNROLL for (int i = 0; i < MR; ++i) {
+          const __m512 xv = _mm512_loadu_ps(x + i * k + col);
+          POCKET_UNROLL for (int r = 0; r < NR; ++r) acc[i][r] = _mm512_fmadd_ps(wv[r], xv, acc[i][r]);
+        }
       }
     }
   }

@@ -72,39 +72,48 @@ void gemv_tile(const float* x, int64_t k, const QuantWeight& w, int64_t c, const
   POCKET_UNROLL for (int i = 0; i < MR; ++i)
     POCKET_UNROLL for (int r = 0; r < NR; ++r) acc[i][r] = vdupq_n_f32(0.0f);
   const int64_t g = w.group_size;
-  float sbuf[NR][kWiden], mbuf[NR][kWiden];  // a chunk of groups' float16 scales and mins, widened
-  const float *sc[NR] = {}, *mc[NR] = {};
-  int64_t j0 = 0;
-  for (int64_t j = 0; j < w.groups; ++j) {
-    if (j % kWiden == 0) {
-      j0 = j;
-      const int64_t n = w.groups - j < kWiden ? w.groups - j : kWiden;
+  float sbuf[H ? NR * kWiden : 1], mbuf[H && kAsym ? NR * kWiden : 1];  // float16: a tile's rows, widened
+  for (int64_t j0 = 0; j0 < w.groups; j0 += kWiden) {
+    const int64_t jn = w.groups - j0 < kWiden ? w.groups - j0 : kWiden;
+    // row r's scale of group j0 + jj at sp[r * stride + jj] (mins: mp)
+    const float *sp = nullptr, *mp = nullptr;
+    int64_t stride = w.groups;
+    if constexpr (H) {
       POCKET_UNROLL for (int r = 0; r < NR; ++r) {
-        sc[r] = widen_scales<H>(w.scales, (c + r) * w.groups + j, n, sbuf[r]);
-        mc[r] = kAsym ? widen_scales<H>(w.mins, (c + r) * w.groups + j, n, mbuf[r]) : nullptr;
+        widen_scales<true>(w.scales, (c + r) * w.groups + j0, jn, sbuf + r * kWiden);
+        if (kAsym) widen_scales<true>(w.mins, (c + r) * w.groups + j0, jn, mbuf + r * kWiden);
       }
+      sp = sbuf;
+      mp = mbuf;
+      stride = kWiden;
+    } else {
+      sp = static_cast<const float*>(w.scales) + c * w.groups + j0;
+      mp = kAsym ? static_cast<const float*>(w.mins) + c * w.groups + j0 : nullptr;
     }
-    float32x4_t s[NR], mn[NR];
-    POCKET_UNROLL for (int r = 0; r < NR; ++r) {
-      s[r] = vdupq_n_f32(sc[r][j - j0]);
-      mn[r] = vdupq_n_f32(kAsym ? mc[r][j - j0] : 0.0f);
-    }
-    for (int64_t col = j * g; col < (j + 1) * g; col += 16) {
-      float32x4_t wv[NR][4];
+    for (int64_t jj = 0; jj < jn; ++jj) {
+      const int64_t j = j0 + jj;
+      float32x4_t s[NR], mn[NR];
       POCKET_UNROLL for (int r = 0; r < NR; ++r) {
-        int16x8_t ql, qh;
-        load_q<F, false>(w.row(c + r), col, &ql, &qh);
-        dequant<F>(ql, s[r], mn[r], &wv[r][0], &wv[r][1]);
-        dequant<F>(qh, s[r], mn[r], &wv[r][2], &wv[r][3]);
+        s[r] = vdupq_n_f32(sp[r * stride + jj]);
+        mn[r] = vdupq_n_f32(kAsym ? mp[r * stride + jj] : 0.0f);
       }
-      POCKET_UNROLL for (int i = 0; i < MR; ++i) {
-        const float* xr = x + i * k + col;
-        const float32x4_t x0 = vld1q_f32(xr), x1 = vld1q_f32(xr + 4), x2 = vld1q_f32(xr + 8), x3 = vld1q_f32(xr + 12);
+      for (int64_t col = j * g; col < (j + 1) * g; col += 16) {
+        float32x4_t wv[NR][4];
         POCKET_UNROLL for (int r = 0; r < NR; ++r) {
-          acc[i][r] = vfmaq_f32(acc[i][r], wv[r][0], x0);
-          acc[i][r] = vfmaq_f32(acc[i][r], wv[r][1], x1);
-          acc[i][r] = vfmaq_f32(acc[i][r], wv[r][2], x2);
-          acc[i][r] = vfmaq_f32(acc[i][r], wv[r][3], x3);
+          int16x8_t ql, qh;
+          load_q<F, false>(w.row(c + r), col, &ql, &qh);
+          dequant<F>(ql, s[r], mn[r], &wv[r][0], &wv[r][1]);
+          dequant<F>(qh, s[r], mn[r], &wv[r][2], &wv[r][3]);
+        }
+        POCKET_UNROLL for (int i = 0; i < MR; ++i) {
+          const float* xr = x + i * k + col;
+          const float32x4_t x0 = vld1q_f32(xr), x1 = vld1q_f32(xr + 4), x2 = vld1q_f32(xr + 8), x3 = vld1q_f32(xr + 12);
+          POCKET_UNROLL for (int r = 0; r < NR; ++r) {
+            acc[i][r] = vfmaq_f32(acc[i][r], wv[r][0], x0);
+            acc[i][r] = vfmaq_f32(acc[i][r], wv[r][1], x1);
+            acc[i][r] = vfmaq_f32(acc[i][r], wv[r][2], x2);
+            acc[i][r] = vfmaq_f32(acc[i][r], wv[r][3], x3);
+          }
         }
       }
     }
