@@ -727,7 +727,8 @@ std::vector<float> pack_conv_f32(const std::vector<float>& w, const ConvCase& c)
   std::vector<float> out(blocks * taps * c.c_in * 16, 0.0f);
   for (int64_t o = 0; o < c.c_out; ++o)
     for (int64_t i = 0; i < c.c_in; ++i)
-      for (int64_t t = 0; t < taps; ++t) out[((o / 16 * taps + t) * c.c_in + i) * 16 + o % 16] = w[(o * c.c_in + i) * taps + t];
+      for (int64_t t = 0; t < taps; ++t)
+        out[((o / 16 * taps + t) * c.c_in + i) * 16 + o % 16] = w[(o * c.c_in + i) * taps + t];
   return out;
 }
 

@@ -22,8 +22,8 @@ namespace detail {
 namespace {
 
 constexpr const char* kOp = "conv2d_packed";
-constexpr int64_t kMaxDwRows = 16;
-constexpr int64_t kSmallWeightBytes = 16 * 1024;  // packed weights that stay in L1  // DwConvF32Row's kernel rows (conv_f32_dw_row's stack array)
+constexpr int64_t kMaxDwRows = 16;                 // conv_f32_dw_row's stack array of kernel rows
+constexpr int64_t kSmallWeightBytes = 16 * 1024;  // packed weights that stay in L1
 
 // rows[tap * mr + i]: position p0 + i's input pixel for each tap (positions past the plane
 // repeat its last one: computed, never stored).
