@@ -69,30 +69,16 @@ POCKET_TARGET void gemv_tile(const float* x, int64_t k, const QuantWeight& w, in
   POCKET_UNROLL for (int i = 0; i < MR; ++i)
     POCKET_UNROLL for (int r = 0; r < NR; ++r) acc[i][r] = _mm512_setzero_ps();
   const int64_t g = w.group_size;
-  float sbuf[H ? NR * kWiden : 1], mbuf[H && kAsym ? NR * kWiden : 1];  // float16: a tile's rows, widened
+  TileScales<NR, H, kAsym> ts;
   for (int64_t j0 = 0; j0 < w.groups; j0 += kWiden) {
     const int64_t jn = w.groups - j0 < kWiden ? w.groups - j0 : kWiden;
-    // row r's scale of group j0 + jj at sp[r * stride + jj] (mins: mp)
-    const float *sp = nullptr, *mp = nullptr;
-    int64_t stride = w.groups;
-    if constexpr (H) {
-      POCKET_UNROLL for (int r = 0; r < NR; ++r) {
-        widen_scales<true>(w.scales, (c + r) * w.groups + j0, jn, sbuf + r * kWiden);
-        if (kAsym) widen_scales<true>(w.mins, (c + r) * w.groups + j0, jn, mbuf + r * kWiden);
-      }
-      sp = sbuf;
-      mp = mbuf;
-      stride = kWiden;
-    } else {
-      sp = static_cast<const float*>(w.scales) + c * w.groups + j0;
-      mp = kAsym ? static_cast<const float*>(w.mins) + c * w.groups + j0 : nullptr;
-    }
+    ts.load(w, c, j0, jn);
     for (int64_t jj = 0; jj < jn; ++jj) {
       const int64_t j = j0 + jj;
       __m512 s[NR], mn[NR];
       POCKET_UNROLL for (int r = 0; r < NR; ++r) {
-        s[r] = _mm512_set1_ps(sp[r * stride + jj]);
-        mn[r] = kAsym ? _mm512_set1_ps(mp[r * stride + jj]) : _mm512_setzero_ps();
+        s[r] = _mm512_set1_ps(ts.scale(r, jj));
+        mn[r] = kAsym ? _mm512_set1_ps(ts.min(r, jj)) : _mm512_setzero_ps();
       }
       for (int64_t col = j * g; col < (j + 1) * g; col += 16) {
         __m512 wv[NR];

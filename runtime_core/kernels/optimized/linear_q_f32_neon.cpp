@@ -72,30 +72,16 @@ void gemv_tile(const float* x, int64_t k, const QuantWeight& w, int64_t c, const
   POCKET_UNROLL for (int i = 0; i < MR; ++i)
     POCKET_UNROLL for (int r = 0; r < NR; ++r) acc[i][r] = vdupq_n_f32(0.0f);
   const int64_t g = w.group_size;
-  float sbuf[H ? NR * kWiden : 1], mbuf[H && kAsym ? NR * kWiden : 1];  // float16: a tile's rows, widened
+  TileScales<NR, H, kAsym> ts;
   for (int64_t j0 = 0; j0 < w.groups; j0 += kWiden) {
     const int64_t jn = w.groups - j0 < kWiden ? w.groups - j0 : kWiden;
-    // row r's scale of group j0 + jj at sp[r * stride + jj] (mins: mp)
-    const float *sp = nullptr, *mp = nullptr;
-    int64_t stride = w.groups;
-    if constexpr (H) {
-      POCKET_UNROLL for (int r = 0; r < NR; ++r) {
-        widen_scales<true>(w.scales, (c + r) * w.groups + j0, jn, sbuf + r * kWiden);
-        if (kAsym) widen_scales<true>(w.mins, (c + r) * w.groups + j0, jn, mbuf + r * kWiden);
-      }
-      sp = sbuf;
-      mp = mbuf;
-      stride = kWiden;
-    } else {
-      sp = static_cast<const float*>(w.scales) + c * w.groups + j0;
-      mp = kAsym ? static_cast<const float*>(w.mins) + c * w.groups + j0 : nullptr;
-    }
+    ts.load(w, c, j0, jn);
     for (int64_t jj = 0; jj < jn; ++jj) {
       const int64_t j = j0 + jj;
       float32x4_t s[NR], mn[NR];
       POCKET_UNROLL for (int r = 0; r < NR; ++r) {
-        s[r] = vdupq_n_f32(sp[r * stride + jj]);
-        mn[r] = vdupq_n_f32(kAsym ? mp[r * stride + jj] : 0.0f);
+        s[r] = vdupq_n_f32(ts.scale(r, jj));
+        mn[r] = vdupq_n_f32(kAsym ? ts.min(r, jj) : 0.0f);
       }
       for (int64_t col = j * g; col < (j + 1) * g; col += 16) {
         float32x4_t wv[NR][4];

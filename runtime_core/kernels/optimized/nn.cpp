@@ -3,6 +3,8 @@
 // pool; everything else, and every argument the fast path does not accept, goes to the
 // portable kernel, which also produces the error messages. The fast path's checks are
 // therefore only predicates: a call it takes is one the portable kernel accepts too.
+#include <cmath>
+
 #include "../portable/elementwise_util.h"
 #include "../portable/parallel_util.h"
 #include "ukernels.h"
@@ -64,6 +66,15 @@ Error layer_norm_with_kernels(KernelContext& ctx, Value** args, const NnKernels&
   a.eps = args[4]->d;
   ctx.parallel_for(rows, grain_for(cols * 4), [&](int64_t r0, int64_t r1) { k.layer_norm(a, r0, r1); });
   return Error::Ok;
+}
+
+void softmax_row_exact(const float* x, float* y, int64_t n) {
+  float m = -INFINITY;
+  for (int64_t i = 0; i < n; ++i) m = (x[i] > m || std::isnan(x[i])) ? x[i] : m;
+  double sum = 0;
+  for (int64_t i = 0; i < n; ++i) sum += (y[i] = std::exp(x[i] - m));
+  const float inv = static_cast<float>(1.0 / sum);
+  for (int64_t i = 0; i < n; ++i) y[i] *= inv;
 }
 
 // args: self, dim, half_to_float, out

@@ -85,16 +85,6 @@ POCKET_TARGET void layer_norm_rows_avx2(const LayerNormRows& a, int64_t r0, int6
 
 // ---- softmax
 
-// The portable kernel's arithmetic, for rows holding a NaN or an infinity.
-void softmax_row_scalar(const float* x, float* y, int64_t n) {
-  float m = -INFINITY;
-  for (int64_t i = 0; i < n; ++i) m = (x[i] > m || std::isnan(x[i])) ? x[i] : m;
-  double sum = 0;
-  for (int64_t i = 0; i < n; ++i) sum += (y[i] = std::exp(x[i] - m));
-  const float inv = static_cast<float>(1.0 / sum);
-  for (int64_t i = 0; i < n; ++i) y[i] *= inv;
-}
-
 POCKET_TARGET void softmax_rows_avx2(const float* xs, float* ys, int64_t n, int64_t r0, int64_t r1) {
   for (int64_t r = r0; r < r1; ++r) {
     const float* x = xs + r * n;
@@ -112,7 +102,7 @@ POCKET_TARGET void softmax_rows_avx2(const float* xs, float* ys, int64_t n, int6
     m4 = _mm_max_ps(m4, _mm_movehl_ps(m4, m4));
     const float m = _mm_cvtss_f32(_mm_max_ss(m4, _mm_movehdup_ps(m4)));
     if (_mm256_movemask_ps(bad) != 0 || std::isinf(m)) {
-      softmax_row_scalar(x, y, n);
+      softmax_row_exact(x, y, n);
       continue;
     }
     const __m256 mv = _mm256_set1_ps(m);

@@ -68,16 +68,6 @@ void layer_norm_rows_neon(const LayerNormRows& a, int64_t r0, int64_t r1) {
 
 // ---- softmax
 
-// The portable kernel's arithmetic, for rows holding a NaN or an infinity.
-void softmax_row_scalar(const float* x, float* y, int64_t n) {
-  float m = -INFINITY;
-  for (int64_t i = 0; i < n; ++i) m = (x[i] > m || std::isnan(x[i])) ? x[i] : m;
-  double sum = 0;
-  for (int64_t i = 0; i < n; ++i) sum += (y[i] = std::exp(x[i] - m));
-  const float inv = static_cast<float>(1.0 / sum);
-  for (int64_t i = 0; i < n; ++i) y[i] *= inv;
-}
-
 void softmax_rows_neon(const float* xs, float* ys, int64_t n, int64_t r0, int64_t r1) {
   for (int64_t r = r0; r < r1; ++r) {
     const float* x = xs + r * n;
@@ -97,7 +87,7 @@ void softmax_rows_neon(const float* xs, float* ys, int64_t n, int64_t r0, int64_
       m = x[i] > m ? x[i] : m;
     }
     if (nan || std::isinf(m)) {
-      softmax_row_scalar(x, y, n);
+      softmax_row_exact(x, y, n);
       continue;
     }
     const float32x4_t mv = vdupq_n_f32(m);

@@ -276,6 +276,8 @@ struct LayerNormRows {
   int64_t cols = 0;
   double eps = 0;
 };
+// One softmax row with the portable kernel's arithmetic (NaN or infinite inputs).
+void softmax_row_exact(const float* x, float* y, int64_t n);
 struct NnKernels {
   void (*layer_norm)(const LayerNormRows& a, int64_t r0, int64_t r1);
   void (*softmax)(const float* x, float* y, int64_t cols, int64_t r0, int64_t r1);
