@@ -86,13 +86,19 @@ final class ChatSessionTests: XCTestCase {
     XCTAssertEqual(next.stats?.tokens, 10)
   }
 
+  /// The tiny model can write its whole reply before the generation thread sees the cancel, so
+  /// the turn's length is left open; either way the next turn must fit the 128-token context.
   func testCancellingTheTaskStopsTheReply() async throws {
     let session = await loaded()
-    session.updateSettings(ChatSettings(temperature: 0, maxNewTokens: 100))
+    session.updateSettings(ChatSettings(temperature: 0, maxNewTokens: 60))
     let task = Task { await session.send("Hi") }
     task.cancel()
     await task.value
     XCTAssertFalse(session.state.generating)
+    let first = try XCTUnwrap(session.state.messages.last)
+    XCTAssertFalse(first.streaming)
+    XCTAssertTrue(first.stopped)  // the Task was cancelled before it ran (both on the main actor)
+    session.updateSettings(ChatSettings(temperature: 0, maxNewTokens: 10))
     await session.send("Again")  // never BUSY: send waited for the generation to end
     XCTAssertNil(session.state.messages.last?.error)
     XCTAssertGreaterThan(session.state.messages.last?.stats?.tokens ?? 0, 0)
