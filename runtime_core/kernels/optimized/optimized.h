@@ -35,8 +35,9 @@
 // file defines with only its vector operations (types, load, broadcast, dot, store); the four
 // ISA files are ~40 lines each. linear_qp_tile.inc does the same for linear_q_packed (nibble
 // split, 4-way dot, float epilogue per span; float16 scales through the traits' hload).
-// New kernel families follow it; gemm and the
-// unpacked linear_q still have a body per ISA or per ISA family (.inc). conv_f32_tile.inc
+// linear_q_f32_tile.inc is the fp32-activation linear_q (gemv tiles of up to 4 x 4 rows,
+// de-quantizing 16 columns per step; whole-row de-quantization for the GEMM path).
+// New kernel families follow it; gemm still has a body per ISA. conv_f32_tile.inc
 // is the loop of conv2d_packed (indirect GEMM tile: broadcast inputs x 16-channel weight rows,
 // bias + residual + clamp epilogue; depthwise rows with channels across lanes, 4 pixels per
 // pass), driven by conv_packed.cpp.
