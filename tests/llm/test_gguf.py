@@ -182,6 +182,12 @@ def test_inspect_shows_tokenizer_template_and_quantization(kept):
     assert d["tokenizer_bytes"] > 1_000_000 and "embedded tokenizer" in text
     assert d["metadata"]["chat_template"] == "chatml"
     assert "source = SmolLM2-135M-Instruct.Q4_1.gguf" in text and "activations = fp32" in text
+    # The per-layer KV caches read as one line per name pattern, not one line per buffer.
+    layers = int(d["metadata"]["n_layers"])
+    for kind in ("k", "v"):
+        assert f"mutable buffers model.layers.{{0..{layers - 1}}}.self_attn.{kind}_cache: {layers} x " in text
+    assert "mutable buffer model.layers" not in text
+    assert f"mutable buffers in all: {2 * layers}, " in text
 
 
 def test_embedded_tokenizer_equals_tokenizer_json(tmp_path):

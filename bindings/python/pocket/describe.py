@@ -6,6 +6,8 @@ generated reader. Imports no torch.
 
 from __future__ import annotations
 
+import re
+
 from pocket.fb.api import Program
 from pocket.fb.header import unpack_header
 
@@ -48,8 +50,7 @@ def _op(op) -> str:
 def format_description(d: dict) -> str:
     lines = [f"format version {d['format_version']}, {_size(d['file_bytes'])} "
              f"({_size(d['constant_bytes'])} constants)"]
-    for name, b in d["mutable_buffers"].items():
-        lines.append(f"mutable buffer {name}: {_size(b)}")
+    lines += _buffer_lines(d["mutable_buffers"])
     if d["tokenizer_bytes"]:
         lines.append(f"embedded tokenizer: {_size(d['tokenizer_bytes'])}")
     for name, m in d["methods"].items():
@@ -64,6 +65,27 @@ def format_description(d: dict) -> str:
             v = v if len(v) <= 80 else v[:77] + "..."
             lines.append(f"  {k} = {v}")
     return "\n".join(lines)
+
+
+def _buffer_lines(buffers: dict) -> list:
+    """One line per buffer, or for a model with numbered layers (a KV cache per layer), one line
+    per name pattern: `mutable buffers model.layers.{0..29}.self_attn.k_cache: 30 x 384.0 KiB`."""
+    groups: dict = {}
+    for name, nbytes in buffers.items():
+        groups.setdefault(re.sub(r"\d+", "{N}", name), []).append((name, nbytes))
+    lines = []
+    for pattern, members in groups.items():
+        sizes = {n for _, n in members}
+        if len(members) < 3 or len(sizes) > 1:
+            lines += [f"mutable buffer {name}: {_size(n)}" for name, n in members]
+            continue
+        numbers = {int(re.search(r"\d+", name).group()) for name, _ in members}
+        if pattern.count("{N}") == 1 and len(numbers) == len(members):
+            pattern = pattern.replace("{N}", f"{{{min(numbers)}..{max(numbers)}}}")
+        lines.append(f"mutable buffers {pattern}: {len(members)} x {_size(members[0][1])}")
+    if len(buffers) > 1:
+        lines.append(f"mutable buffers in all: {len(buffers)}, {_size(sum(buffers.values()))}")
+    return lines
 
 
 def _spec(spec) -> str:
