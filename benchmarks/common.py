@@ -261,6 +261,22 @@ class Phase:
         self.ms, self.cores = wall * 1e3, (cpu_seconds() - self.c0) / max(wall, 1e-9)
 
 
+# Warm-up before any timed part: at least WARM_RUNS calls and WARM_SECONDS of them. A core
+# that was idle runs slowly for tens of ms after it wakes (seen on these VMs: the first ~20
+# forwards of a 2-thread MobileNetV2 at 1.7-2.4 ms, then 1.37), which a fixed 3 calls left in
+# the timing of whichever engine starts fastest. Same rule for every engine.
+WARM_RUNS, WARM_SECONDS = 3, 0.3
+
+
+def warm_up(fn, runs: int = WARM_RUNS, seconds: float = WARM_SECONDS) -> int:
+    """Calls fn() until both `runs` calls and `seconds` have passed; returns the calls made."""
+    n, t0 = 0, time.perf_counter()
+    while n < runs or time.perf_counter() - t0 < seconds:
+        fn()
+        n += 1
+    return n
+
+
 def median_ms(fn, repeat: int) -> float:
     times = []
     for _ in range(repeat):

@@ -19,7 +19,7 @@ import time
 
 import numpy as np
 
-from common import Phase
+from common import Phase, warm_up
 
 
 class PocketLLM:
@@ -196,16 +196,20 @@ class TorchLLM:
 # ---- the measurement --------------------------------------------------------------------------
 
 def greedy(engine, ids, n_decode: int) -> dict:
-    """Prefill `ids`, then `n_decode` greedy decode steps (end tokens ignored), after a short
-    warm-up pass (prefill + 4 steps) that faults the weights in. Token counts are the ids this
+    """Prefill `ids`, then `n_decode` greedy decode steps (end tokens ignored), after warm-up
+    passes (prefill + 4 steps, repeated for at least 0.3 s: common.warm_up) that fault the
+    weights in and wake every core the engine uses. Token counts are the ids this
     loop passed to the engine, checked against the engine's own count where it keeps one.
 
     Returns prompt/decode token counts, prefill and decode ms and tok/s, TTFT (prefill + the
     first argmax), the thread counts the engine reports and the cores each phase kept busy."""
-    engine.reset()
-    logits = engine.prefill(ids)
-    for i in range(4):
-        logits = engine.decode(int(np.argmax(logits)), len(ids) + i)
+    def warm_pass():
+        engine.reset()
+        logits = engine.prefill(ids)
+        for i in range(4):
+            logits = engine.decode(int(np.argmax(logits)), len(ids) + i)
+
+    warm_up(warm_pass, runs=1)
     engine.reset()
     with Phase() as pre:
         token = int(np.argmax(engine.prefill(ids)))

@@ -8,8 +8,8 @@ benchmarks/requirements.txt`; an engine that is not installed is left out (the h
 
 Each (model, engine, threads) cell runs --runs times, each in a fresh process (peak RSS is that
 engine's alone), the cells of a model interleaved, after waiting for an idle machine (the header
-records the load seen). CNN/encoder cells: the median of --repeat forwards after 3 warm-ups per
-process; LLM cells: a 32-token prompt, then 256 greedy decode steps (engines.py, the same loop for
+records the load seen). CNN/encoder cells: the median of --repeat forwards per process, after
+a warm-up of at least 3 forwards and 0.3 s (common.warm_up); LLM cells: a 32-token prompt, then 256 greedy decode steps (engines.py, the same loop for
 every engine). The table gives the median over processes and the best in parentheses.
 
 Decode bound: this machine's read-only memory bandwidth at that thread count (membw.c) divided
@@ -145,8 +145,7 @@ def measure(name: str, engine: str, threads: int, repeat: int, path: str) -> dic
             load_ms = (time.perf_counter() - t0) * 1e3
             run = lambda: method.execute(list(inputs))  # noqa: E731
             used = int(portable_lib._threadpool_get_thread_count())
-    for _ in range(3):
-        run()
+    common.warm_up(run)
     with common.Phase() as phase:
         ms = median_ms(run, repeat)
     return {"ms": ms, "load_ms": load_ms, "rss_mb": peak_rss_mb(), "threads": {"forward": used},

@@ -11,8 +11,8 @@ an engine that is not installed is left out (the header says so).
 
 Speed: every engine gets the same token ids (the chat prompt rendered with the model's chat
 template by Pocket's tokenizer, outside any timed region), prefills them, then decodes --decode
-tokens greedily, end tokens ignored, after a short warm-up pass; the same loop drives every engine
-(engines.py). Each (engine, threads) cell runs --runs times, each in a fresh process, the engines
+tokens greedily, end tokens ignored, after warm-up passes (at least 0.3 s); the same loop drives
+every engine (engines.py). Each (engine, threads) cell runs --runs times, each in a fresh process, the engines
 interleaved, after waiting for an idle machine; the table gives the median and, in parentheses,
 the best run. "threads" is what the engine reports it uses per phase (prefill/decode); "cores"
 is the CPU time / wall time of each phase, which shows a phase that ran on more cores than asked.

@@ -200,3 +200,13 @@ def test_executorch_threadpool_is_sized_before_loading(tmp_path):
         r = engines.greedy(engines.ExecuTorchLLM(str(pte), threads), PROMPT, 10)
         assert r["threads"] == {"prefill": threads, "decode": threads}
         assert (r["prompt_tokens"], r["decode_tokens"]) == (len(PROMPT), 10)
+
+
+def test_warm_up_lasts_its_minimum_calls_and_time():
+    """Every engine's timed part starts after >= `runs` calls and >= `seconds` of them."""
+    calls = []
+    t0 = time.perf_counter()
+    n = common.warm_up(lambda: calls.append(time.perf_counter()), runs=3, seconds=0.05)
+    assert n == len(calls) > 3 and calls[-1] - t0 >= 0.05  # a fast call: time decides
+    slow = []
+    assert common.warm_up(lambda: (slow.append(1), time.sleep(0.03)), runs=2, seconds=0.01) == 2 == len(slow)
