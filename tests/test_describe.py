@@ -24,3 +24,8 @@ def test_few_or_unequal_buffers_keep_their_own_lines():
 def test_names_with_several_numbers_fold_without_a_range():
     buffers = {f"block.{b}.layer.{i}.state": 4 for b in range(2) for i in range(2)}
     assert _buffer_lines(buffers)[0] == "mutable buffers block.{N}.layer.{N}.state: 4 x 4 B"
+
+
+def test_a_range_is_shown_only_when_the_numbers_run_without_gaps():
+    gaps = {f"l.{i}.k": 4 for i in (0, 2, 5)}
+    assert _buffer_lines(gaps)[0] == "mutable buffers l.{N}.k: 3 x 4 B"

@@ -80,7 +80,7 @@ def _buffer_lines(buffers: dict) -> list:
             lines += [f"mutable buffer {name}: {_size(n)}" for name, n in members]
             continue
         numbers = {int(re.search(r"\d+", name).group()) for name, _ in members}
-        if pattern.count("{N}") == 1 and len(numbers) == len(members):
+        if pattern.count("{N}") == 1 and len(numbers) == len(members) == max(numbers) - min(numbers) + 1:
             pattern = pattern.replace("{N}", f"{{{min(numbers)}..{max(numbers)}}}")
         lines.append(f"mutable buffers {pattern}: {len(members)} x {_size(members[0][1])}")
     if len(buffers) > 1:
