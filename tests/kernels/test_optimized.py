@@ -311,7 +311,8 @@ def linear_q_packed_cases():
         for act_mode, g, k in QP_MODES:
             if bits == 8 and g > 1024:
                 g = 2048  # past the 8-bit span limit: the portable fallback
-            for m in (1, 2, 3, 5, 9) if k < 16384 else (1, 3):
+            # m = 48 (a prefill): the activation rows are quantized on both threads
+            for m in ((1, 2, 3, 5, 9) + ((48,) if k >= 192 else ())) if k < 16384 else (1, 3):
                 n = (16, 32, 48)[(m + k) % 3]
                 q, s, mins = quantize(torch.randn(n, k), WeightFormat(bits, g, sym))
                 if m in (3, 5):  # float16 scales and mins

@@ -144,9 +144,14 @@ Error run_packed(KernelContext& ctx, const LinearQProblem& p, const LinearQPKern
   if (e == Error::Ok) e = temp_array(ctx, kOp, "activation scales", p.m * (p.k / scale_cols), &sx);
   if (e == Error::Ok) e = temp_array(ctx, kOp, "activation sums", p.m * q.spans, &xs);
   if (e != Error::Ok) return e;
-  quantize_activations(p.x, p.m, p.k, scale_cols, x16, sx);
-  for (int64_t i = 0; i < p.m * p.k; ++i) xq[i] = static_cast<int8_t>(x16[i]);
-  for (int64_t i = 0; i < p.m * q.spans; ++i) xs[i] = sum_int16(x16 + i * q.span, q.span);
+  // Rows are quantized independently, so a prefill's rows split over the threads too (the
+  // same bits either way); one row (decode) stays on the calling thread.
+  const int64_t row_scales = p.k / scale_cols;
+  ctx.parallel_for(p.m, grain_for(8 * p.k), [&](int64_t r0, int64_t r1) {
+    quantize_activations(p.x + r0 * p.k, r1 - r0, p.k, scale_cols, x16 + r0 * p.k, sx + r0 * row_scales);
+    for (int64_t i = r0 * p.k; i < r1 * p.k; ++i) xq[i] = static_cast<int8_t>(x16[i]);
+    for (int64_t i = r0 * q.spans; i < r1 * q.spans; ++i) xs[i] = sum_int16(x16 + i * q.span, q.span);
+  });
   q.w = p.w;
   q.xq = xq;
   q.xs = xs;
