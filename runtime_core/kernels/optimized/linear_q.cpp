@@ -134,19 +134,18 @@ Error run_packed(KernelContext& ctx, const LinearQProblem& p, const LinearQPKern
   LinearQPProblem q;
   q.span = p.act_mode == 1 ? p.w.group_size : kBlock;
   q.spans = p.k / q.span;
-  const int64_t scale_cols = p.act_mode == 1 ? p.k : kBlock;
+  const int64_t scale_cols = p.act_mode == 1 ? p.k : kBlock, row_scales = p.k / scale_cols;
   int16_t* x16 = nullptr;
   int8_t* xq = nullptr;
   float* sx = nullptr;
   int32_t* xs = nullptr;
   Error e = temp_array(ctx, kOp, "int8 activations", p.m * p.k, &x16);
   if (e == Error::Ok) e = temp_array(ctx, kOp, "packed int8 activations", p.m * p.k, &xq);
-  if (e == Error::Ok) e = temp_array(ctx, kOp, "activation scales", p.m * (p.k / scale_cols), &sx);
+  if (e == Error::Ok) e = temp_array(ctx, kOp, "activation scales", p.m * row_scales, &sx);
   if (e == Error::Ok) e = temp_array(ctx, kOp, "activation sums", p.m * q.spans, &xs);
   if (e != Error::Ok) return e;
   // Rows are quantized independently, so a prefill's rows split over the threads too (the
   // same bits either way); one row (decode) stays on the calling thread.
-  const int64_t row_scales = p.k / scale_cols;
   ctx.parallel_for(p.m, grain_for(8 * p.k), [&](int64_t r0, int64_t r1) {
     quantize_activations(p.x + r0 * p.k, r1 - r0, p.k, scale_cols, x16 + r0 * p.k, sx + r0 * row_scales);
     for (int64_t i = r0 * p.k; i < r1 * p.k; ++i) xq[i] = static_cast<int8_t>(x16[i]);
