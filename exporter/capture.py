@@ -31,6 +31,7 @@ class MethodGraph:
     input_spec: dict
     output_spec: dict
     ranges: dict                # sympy symbol -> ValueRanges (dynamic dim bounds)
+    state_names: dict[str, str] = dataclasses.field(default_factory=dict)  # constant/buffer placeholder -> FQN
     shared: Constants = dataclasses.field(default_factory=Constants)  # program-wide constant memo
 
     def add_constant(self, name: str, value: torch.Tensor) -> torch.fx.Node:
@@ -71,7 +72,7 @@ def lift(name: str, ep: ExportedProgram, shared: Constants | None = None) -> Met
     graph = ep.graph_module.graph
     placeholders = {n.name: n for n in graph.nodes if n.op == "placeholder"}
     mutated = {spec.target for spec in sig.output_specs if spec.kind == OutputKind.BUFFER_MUTATION}
-    constants, buffers, buffer_values, inputs = {}, {}, {}, []
+    constants, buffers, buffer_values, inputs, state_names = {}, {}, {}, [], {}
     for spec in sig.input_specs:
         node = placeholders[spec.arg.name]
         if spec.kind == InputKind.USER_INPUT:
@@ -87,6 +88,8 @@ def lift(name: str, ep: ExportedProgram, shared: Constants | None = None) -> Met
             constants[node.name] = _state(ep, spec.target).detach()
         else:
             raise ExportError(f"method '{name}': unsupported input kind {spec.kind.name} ('{node.name}')")
+        if spec.kind != InputKind.USER_INPUT:
+            state_names[node.name] = spec.target
 
     output_node = next(n for n in graph.nodes if n.op == "output")
     values = list(output_node.args[0])
@@ -104,7 +107,8 @@ def lift(name: str, ep: ExportedProgram, shared: Constants | None = None) -> Met
         mutations=mutations, inputs=inputs, outputs=outputs,
         input_spec=tree_spec_json(ep.call_spec.in_spec.child(0)) if ep.call_spec.in_spec else {"type": "tuple", "children": []},
         output_spec=tree_spec_json(ep.call_spec.out_spec),
-        ranges=dict(ep.range_constraints), shared=shared if shared is not None else Constants())
+        ranges=dict(ep.range_constraints), state_names=state_names,
+        shared=shared if shared is not None else Constants())
 
 
 def _state(ep: ExportedProgram, target: str) -> torch.Tensor:

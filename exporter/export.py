@@ -11,7 +11,7 @@ from typing import Any, Callable
 
 import torch
 
-from pocket.exporter.capture import capture, lift
+from pocket.exporter.capture import MethodGraph, capture, lift
 from pocket.exporter.constants import Constants, all_zero
 from pocket.exporter.decompose import decompose
 from pocket.exporter.emit import MethodEmitter, _kv, pocket_dtype
@@ -20,6 +20,7 @@ from pocket.exporter.passes import run_passes
 from pocket.exporter.plan import plan
 from pocket.exporter.quant.config import QuantConfig, resolve
 from pocket.exporter.quant.transform import quantize_modules
+from pocket.exporter.repeat import Stack, plan_stack, repeat_layers, traced_layers
 from pocket.exporter.serialize import serialize
 from pocket.exporter.workers import export_methods, jobs
 from pocket.fb.api import Location, MethodT, MutableBufferT, ProgramT, TensorT
@@ -141,7 +142,8 @@ class _ProgramBuilder:
 def export(model: torch.nn.Module | Callable | None, example_inputs: tuple = (), dynamic_shapes=None,
            methods: dict[str, tuple] | None = None, metadata: dict[str, Any] | None = None,
            quantize: "str | QuantConfig | None" = None, group_size: int | None = None,
-           calibration: list | None = None, tokenizer: bytes | None = None) -> Program:
+           calibration: list | None = None, tokenizer: bytes | None = None,
+           repeated: str | None = None) -> Program:
     """Exports `model` to a Pocket program.
 
     Args:
@@ -160,6 +162,10 @@ def export(model: torch.nn.Module | Callable | None, example_inputs: tuple = (),
         calibration: for "int8", a list of example inputs (tuples) to calibrate activations on.
         tokenizer: the bytes of a tokenizer file (tokenizer.json, tiktoken, llama2.c) to embed,
             so an LLM program is the only file an app ships.
+        repeated: the path of an nn.ModuleList of blocks of one kind in each method's module
+            (e.g. "model.layers" of a decoder): each kind of block is traced once and repeated,
+            which exports deep models several times faster. The program computes the same.
+            Blocks that differ in structure are traced one by one, as without it.
     Returns:
         A Program; .save(path) writes it; pocket.Module.from_bytes(program.data) runs it
             (the exporter does not import the runtime).
@@ -189,7 +195,7 @@ def export(model: torch.nn.Module | Callable | None, example_inputs: tuple = (),
     program.methods, summary_methods = [], {}
     calibration = (calibration or []) if config is not None and config.static_int8_conv else None
     exported = export_methods(list(specs.items()),
-                              lambda name, spec, b: _export_method(name, *spec, calibration, b), builder,
+                              lambda name, spec, b: _export_method(name, *spec, calibration, b, repeated), builder,
                               lambda: _ProgramBuilder(builder.constants), jobs(len(specs)))
     for name, (method, summary_methods[name]) in zip(specs, exported):
         program.methods.append(method)
@@ -211,16 +217,22 @@ def export(model: torch.nn.Module | Callable | None, example_inputs: tuple = (),
     return Program(data, summary)
 
 
-def _export_method(name: str, fn, inputs: tuple, shapes, calibration: list | None, builder: _ProgramBuilder):
+def _export_method(name: str, fn, inputs: tuple, shapes, calibration: list | None, builder: _ProgramBuilder,
+                   repeated: str | None = None):
     """One method through capture -> decompose -> passes -> emit -> plan: (MethodT, summary).
-    `calibration` (a list, maybe empty) also quantizes its convolutions to static int8."""
+    `calibration` (a list, maybe empty) also quantizes its convolutions to static int8;
+    `repeated`: see export()."""
     start = time.perf_counter()
-    log.info("method '%s': tracing", name)
+    stack = None
+    if repeated is not None:
+        if not isinstance(fn, torch.nn.Module):
+            raise ExportError(f"method '{name}': repeated={repeated!r} needs the method to be an nn.Module")
+        stack = plan_stack(fn, repeated)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", FutureWarning)  # torch's internal pytree deprecations
-        ep = capture(name, fn, inputs, shapes)
-        log.info("method '%s': decomposing to core ATen", name)
-        mg = lift(name, decompose(ep), builder.constants)
+        mg = _capture(name, fn, inputs, shapes, builder, stack)
+        if stack is not None and not repeat_layers(mg, stack):
+            mg = _capture(name, fn, inputs, shapes, builder, None)
     log.info("method '%s': passes", name)
     n = run_passes(mg, calibration)
     if calibration is not None:
@@ -236,6 +248,15 @@ def _export_method(name: str, fn, inputs: tuple, shapes, calibration: list | Non
         "ops": sorted({f"{o.name}{'.' + o.overload if o.overload else ''}" for o in method.operators}),
         "instructions": len(method.steps),
     }
+
+
+def _capture(name: str, fn, inputs: tuple, shapes, builder: _ProgramBuilder, stack: Stack | None) -> MethodGraph:
+    traced = "" if stack is None else f" ({len(stack.traced)} of {stack.n_layers} layers, the rest repeated)"
+    log.info("method '%s': tracing%s", name, traced)
+    with traced_layers(stack):
+        ep = capture(name, fn, inputs, shapes)
+        log.info("method '%s': decomposing to core ATen", name)
+        return lift(name, decompose(ep), builder.constants)
 
 
 def _quantize_specs(specs: dict, config: QuantConfig) -> dict:

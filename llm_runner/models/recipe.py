@@ -57,7 +57,7 @@ def export_llm(model: Transformer, chat_template: str = "none", bos_id: int | No
     return export(None, methods={
         "prefill": (model, (prompt, pos), ({1: seq}, None)),
         "decode": (model, (one, pos)),
-    }, metadata=meta, quantize=quantize, group_size=group_size, tokenizer=tokenizer)
+    }, metadata=meta, quantize=quantize, group_size=group_size, tokenizer=tokenizer, repeated="model.layers")
 
 
 def export_checkpoint(folder: str, max_seq_len: int | None = None, chat_template: str = "auto", quantize=None,
