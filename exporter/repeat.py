@@ -227,8 +227,8 @@ class _Layout:
             if len(leaving) != 1:
                 return None
             outputs[j] = leaving.pop()
-        for j in range(1, n):
-            if outputs[j - 1] is not inputs[j]:
+        for j in range(1, n):  # each output but the last is read by the next layer only
+            if outputs[j - 1] is not inputs[j] or any(where.get(u) not in (j - 1, j) for u in outputs[j - 1].users):
                 return None
         order = {node: i for i, node in enumerate(mg.graph.nodes)}
         last = max(order[node] for layer_nodes in nodes for node in layer_nodes)

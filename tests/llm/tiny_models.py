@@ -16,12 +16,13 @@ FAMILIES = {
 
 
 def make_checkpoint(family: str, folder, vocab_size: int = 128, tie: bool = False, seed: int = 0):
-    """Writes config.json + model.safetensors of a 2-layer, dim-64 model; returns the HF model."""
+    """Writes config.json + model.safetensors of a 3-layer, dim-64 model (the export traces
+    layers 0 and 1 and repeats layer 1's graph for layer 2); returns the HF model."""
     import transformers
 
     config_cls, model_cls, extra = FAMILIES[family]
     config = getattr(transformers, config_cls)(
-        vocab_size=vocab_size, hidden_size=64, intermediate_size=128, num_hidden_layers=2,
+        vocab_size=vocab_size, hidden_size=64, intermediate_size=128, num_hidden_layers=3,
         num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=256,
         tie_word_embeddings=tie, initializer_range=0.25, bos_token_id=1, eos_token_id=2, **extra)
     torch.manual_seed(seed)
