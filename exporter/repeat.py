@@ -157,7 +157,7 @@ class _Copier:
         env = {self.layout.inputs[j]: x}
         for node in self.layout.own[j]:
             old, is_buffer = self.fqns[node]
-            fqn = f"{stack.path}.{k}.{old[len(f'{stack.path}.{j}.'):]}"
+            fqn = _renamed(old, stack, j, k)
             with mg.graph.inserting_after(self.last_placeholder):
                 env[node] = self.last_placeholder = mg.graph.placeholder(_state_name(node.name, stack, j, k))
             env[node].meta = dict(node.meta)
@@ -171,8 +171,8 @@ class _Copier:
         for node in self.layout.nodes[j]:
             env[node] = mg.graph.node_copy(node, lambda a: env.get(a, a))
             env[node].meta["nn_module_stack"] = _renumbered(node.meta.get("nn_module_stack"), stack, j, k)
-        self.mutations += [(f"{stack.path}.{k}.{fqn[len(f'{stack.path}.{j}.'):]}", env[v])
-                           for fqn, v in mg.mutations if self.layout.where.get(v) == j]
+        self.mutations += [(_renamed(fqn, stack, j, k), env[v]) for fqn, v in mg.mutations
+                           if self.layout.where.get(v) == j]
         return env[self.layout.outputs[j]]
 
 
@@ -287,6 +287,11 @@ def _plain(value) -> bool:
         return value.__dataclass_params__.frozen and all(
             _plain(getattr(value, f.name)) for f in dataclasses.fields(value))
     return isinstance(value, _PLAIN)
+
+
+def _renamed(fqn: str, stack: Stack, j: int, k: int) -> str:
+    """model.layers.1.mlp.up_proj.weight -> model.layers.7.mlp.up_proj.weight (path model.layers)."""
+    return f"{stack.path}.{k}.{fqn[len(f'{stack.path}.{j}.'):]}"
 
 
 def _state_name(name: str, stack: Stack, j: int, k: int) -> str:

@@ -68,9 +68,22 @@ Error run_f32(KernelContext& ctx, const LinearQProblem& p, const GemmKernels& g,
   return Error::Ok;
 }
 
-// Quantizes x as the portable kernel does (int16 values), then packs them to int8 (4-bit
-// weights: each block of 32 as [even columns, odd columns]) and takes the per-group sums
-// the microkernels' corrections need.
+// Quantizes the rows of x as the portable kernel does (int16 values, scales per
+// `scale_cols` columns) and calls pack(r0, r1) on each range of rows, in parallel: rows are
+// independent, so a prefill's rows split over the threads (the same bits either way) while
+// one row (decode) stays on the calling thread.
+template <class Pack>
+void quantize_rows(KernelContext& ctx, const LinearQProblem& p, int64_t scale_cols, int16_t* x16, float* sx,
+                   Pack&& pack) {
+  const int64_t row_scales = p.k / scale_cols;
+  ctx.parallel_for(p.m, grain_for(8 * p.k), [&](int64_t r0, int64_t r1) {
+    quantize_activations(p.x + r0 * p.k, r1 - r0, p.k, scale_cols, x16 + r0 * p.k, sx + r0 * row_scales);
+    pack(r0, r1);
+  });
+}
+
+// Quantizes x (quantize_rows), then packs it to int8 (4-bit weights: each block of 32 as
+// [even columns, odd columns]) and takes the per-group sums the microkernels' corrections need.
 Error quantize_x(KernelContext& ctx, const LinearQProblem& p, LinearQI8Problem* q) {
   const int64_t scale_cols = p.act_mode == 1 ? p.k : kBlock, blocks = p.k / kBlock;
   const int64_t groups = p.w.groups, g = p.w.group_size;
@@ -84,25 +97,26 @@ Error quantize_x(KernelContext& ctx, const LinearQProblem& p, LinearQI8Problem* 
   if (e == Error::Ok && p.act_mode == 2) e = temp_array(ctx, kOp, "transposed activation scales", p.m * blocks, &sxt);
   if (e == Error::Ok) e = temp_array(ctx, kOp, "activation sums", p.m * groups, &xst);
   if (e != Error::Ok) return e;
-  quantize_activations(p.x, p.m, p.k, scale_cols, x16, sx);
-  for (int64_t r = 0; r < p.m; ++r) {
-    const int16_t* src = x16 + r * p.k;
-    int8_t* dst = xq + r * p.k;
-    for (int64_t c = 0; c < p.k; c += kBlock)
-      for (int64_t i = 0; i < kBlock; ++i)
-        dst[c + i] = static_cast<int8_t>(p.w.bits == 4 ? src[c + (i < 16 ? 2 * i : 2 * (i - 16) + 1)] : src[c + i]);
-    if (sxt != nullptr)
-      for (int64_t b = 0; b < blocks; ++b) sxt[b * p.m + r] = sx[r * blocks + b];
-    for (int64_t j = 0; j < groups; ++j) {
-      double sum = 0;
-      for (int64_t b = j * g; b < (j + 1) * g; b += kBlock) {
-        const int32_t block_sum = sum_int16(src + b, kBlock);
-        sum += p.act_mode == 1 ? static_cast<double>(block_sum)
-                               : static_cast<double>(block_sum) * sx[r * blocks + b / kBlock];
+  quantize_rows(ctx, p, scale_cols, x16, sx, [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r) {
+      const int16_t* src = x16 + r * p.k;
+      int8_t* dst = xq + r * p.k;
+      for (int64_t c = 0; c < p.k; c += kBlock)
+        for (int64_t i = 0; i < kBlock; ++i)
+          dst[c + i] = static_cast<int8_t>(p.w.bits == 4 ? src[c + (i < 16 ? 2 * i : 2 * (i - 16) + 1)] : src[c + i]);
+      if (sxt != nullptr)
+        for (int64_t b = 0; b < blocks; ++b) sxt[b * p.m + r] = sx[r * blocks + b];
+      for (int64_t j = 0; j < groups; ++j) {
+        double sum = 0;
+        for (int64_t b = j * g; b < (j + 1) * g; b += kBlock) {
+          const int32_t block_sum = sum_int16(src + b, kBlock);
+          sum += p.act_mode == 1 ? static_cast<double>(block_sum)
+                                 : static_cast<double>(block_sum) * sx[r * blocks + b / kBlock];
+        }
+        xst[j * p.m + r] = sum;
       }
-      xst[j * p.m + r] = sum;
     }
-  }
+  });
   q->xq = xq;
   q->sx = sx;
   q->sxt = sxt;
@@ -144,10 +158,7 @@ Error run_packed(KernelContext& ctx, const LinearQProblem& p, const LinearQPKern
   if (e == Error::Ok) e = temp_array(ctx, kOp, "activation scales", p.m * row_scales, &sx);
   if (e == Error::Ok) e = temp_array(ctx, kOp, "activation sums", p.m * q.spans, &xs);
   if (e != Error::Ok) return e;
-  // Rows are quantized independently, so a prefill's rows split over the threads too (the
-  // same bits either way); one row (decode) stays on the calling thread.
-  ctx.parallel_for(p.m, grain_for(8 * p.k), [&](int64_t r0, int64_t r1) {
-    quantize_activations(p.x + r0 * p.k, r1 - r0, p.k, scale_cols, x16 + r0 * p.k, sx + r0 * row_scales);
+  quantize_rows(ctx, p, scale_cols, x16, sx, [&](int64_t r0, int64_t r1) {
     for (int64_t i = r0 * p.k; i < r1 * p.k; ++i) xq[i] = static_cast<int8_t>(x16[i]);
     for (int64_t i = r0 * q.spans; i < r1 * q.spans; ++i) xs[i] = sum_int16(x16 + i * q.span, q.span);
   });
