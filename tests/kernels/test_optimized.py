@@ -1,6 +1,6 @@
 """Optimized kernels against the portable ones (ggml test-backend-ops style), driven by the
 native kernel tables: for every optimized kernel set this CPU can run (e.g. avx2, avx512,
-avx512vnni; on arm64 neon, neondot) and every op whose kernel in that set differs from the
+avx512vnni; on arm64 neon, neondot, neoni8mm) and every op whose kernel in that set differs from the
 portable one (`_native.optimized_ops`), random inputs go through both kernels, on 1 and 2
 threads. The C++ twin of this test, runtime_core/tests/kernel_diff_test.cpp, also runs in
 the arm64 cross build under qemu.

@@ -18,6 +18,7 @@ constexpr bool kDot = true;
 #include "linear_q_i8_arm.inc"
 
 extern const LinearQI8Kernels kLinearQI8NeonDot = {run, offset_of, &kLinearQPI8NeonDot};
+extern const LinearQI8Kernels kLinearQI8NeonI8mm = {run, offset_of, &kLinearQPI8NeonI8mm};
 
 }  // namespace detail
 }  // namespace pocket

@@ -24,6 +24,7 @@
 //            avx512vnni + AVX-512 VNNI                 (avx512_vnni)
 //            neon       arm64 Advanced SIMD            (neon)
 //            neondot    + SDOT/UDOT                    (dotprod)
+//            neoni8mm   + SMMLA                        (i8mm; linear_qp only, else neondot's)
 // A body shared by several ISA files of one family is <op>_<variant>_<family>.inc (x86,
 // arm), included by each with its own target attribute and instruction choices.
 // avx2_helpers.inc: mask, horizontal-sum and exp helpers of the AVX2 + FMA files;
@@ -65,7 +66,7 @@ struct OptimizedKernel {
 Span<const OptimizedKernel> optimized_kernels(const CpuFeatures& features);
 
 // Name of the kernel set optimized_kernels(features) returns ("avx2", "avx512",
-// "avx512vnni", "neon", "neondot"), or "portable".
+// "avx512vnni", "neon", "neondot", "neoni8mm"), or "portable".
 const char* kernel_set_name(const CpuFeatures& features);
 
 // For tests and benchmarks. Feature names are the CpuFeatures fields: "avx2_fma", "avx512",

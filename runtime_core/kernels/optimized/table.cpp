@@ -3,7 +3,8 @@
 //
 // (convolution_clamp: the conv kernel of the set, then a clamp; conv2d_packed: conv f32 of the
 // set's gemm column (avx2, avx512, neon); linear_q_packed: the linear_qp
-// tile of the set's i8 column: avx2 in avx2/avx512, avx512vnni, neon, neondot.)
+// tile of the set's i8 column: avx2 in avx2/avx512, avx512vnni, neon, neondot; neoni8mm:
+// neondot's, with SMMLA for tiles of several rows.)
 // (native_layer_norm, _softmax, gelu: nn f32 avx2 on x86-64, nn f32 neon on arm64.)
 //   set         linear/mm/bmm/addmm  conv (1x1, im2col / dw 3x3)  linear_q (f32 / i8)  conv2d_q8 (/ dw 3x3)  sdpa  rms_norm/rope/swiglu
 //   avx2        gemm avx2            gemm avx2 / dw avx2          avx2 / avx2          i16 avx2 / dw avx2    avx2  llm avx2
@@ -11,6 +12,7 @@
 //   avx512vnni  gemm avx512          gemm avx512 / dw avx2        avx512 / avx512vnni  i8 avx512vnni / dw    avx2  llm avx2
 //   neon        gemm neon            gemm neon / dw neon          neon / neon          i16 neon / dw neon    neon  llm neon
 //   neondot     gemm neon            gemm neon / dw neon          neon / neondot       i8 neondot / dw neon  neon  llm neon
+//   neoni8mm    gemm neon            gemm neon / dw neon          neon / neoni8mm      i8 neondot / dw neon  neon  llm neon
 #include <cstring>
 
 #include "optimized.h"
@@ -132,6 +134,8 @@ const OptimizedKernel kNeon[] = POCKET_KERNEL_SET(kGemmNeon, kDwConv3x3Neon, kLi
                                                   kConvQ8I16Neon, kSdpaNeon, kWidenHalfNeon, kLlmF32Neon, kConvF32Neon, kNnF32Neon);
 const OptimizedKernel kNeonDot[] = POCKET_KERNEL_SET(kGemmNeon, kDwConv3x3Neon, kLinearQF32Neon, kLinearQI8NeonDot,
                                                      kConvQ8I8NeonDot, kSdpaNeon, kWidenHalfNeon, kLlmF32Neon, kConvF32Neon, kNnF32Neon);
+const OptimizedKernel kNeonI8mm[] = POCKET_KERNEL_SET(kGemmNeon, kDwConv3x3Neon, kLinearQF32Neon, kLinearQI8NeonI8mm,
+                                                      kConvQ8I8NeonDot, kSdpaNeon, kWidenHalfNeon, kLlmF32Neon, kConvF32Neon, kNnF32Neon);
 #endif
 
 template <size_t N>
@@ -146,6 +150,7 @@ KernelSet select(const CpuFeatures& f) {
   if (f.avx2_fma) return set("avx2", kAvx2);
 #endif
 #if defined(__aarch64__)
+  if (f.neon && f.dotprod && f.i8mm) return set("neoni8mm", kNeonI8mm);
   if (f.neon && f.dotprod) return set("neondot", kNeonDot);
   if (f.neon) return set("neon", kNeon);
 #endif

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <type_traits>  // linear_qp_tile.inc
 
 #include "../portable/llm_util.h"
 #include "../portable/parts.h"
@@ -310,8 +311,10 @@ extern const DwConv3x3Fn kDwConv3x3Neon;
 extern const LinearQF32Kernels kLinearQF32Neon;
 extern const LinearQI8Kernels kLinearQI8Neon;
 extern const LinearQI8Kernels kLinearQI8NeonDot;
+extern const LinearQI8Kernels kLinearQI8NeonI8mm;  // kLinearQI8NeonDot with the I8MM linear_qp tiles
 extern const LinearQPKernels kLinearQPI8Neon;
 extern const LinearQPKernels kLinearQPI8NeonDot;
+extern const LinearQPKernels kLinearQPI8NeonI8mm;
 extern const ConvQ8Kernels kConvQ8I16Neon;
 extern const ConvQ8Kernels kConvQ8I8NeonDot;
 extern const ConvF32Kernels kConvF32Neon;
