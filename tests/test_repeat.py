@@ -3,6 +3,8 @@ program a trace of every layer gives; stacks it cannot repeat are traced layer b
 
 import importlib
 import logging
+import os
+import sys
 
 import pytest
 import torch
@@ -13,6 +15,7 @@ from pocket.exporter import ExportError
 from pocket.llm.models import LlmConfig, Transformer, export_llm
 
 export_module = importlib.import_module("pocket.exporter.export")
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "llm"))  # gguf_fixtures
 
 
 def both(monkeypatch, caplog, make):
@@ -151,3 +154,20 @@ def test_repeated_needs_a_module():
     model = Net()
     with pytest.raises(ExportError, match="needs the method to be an nn.Module"):
         pocket.export(None, methods={"forward": (model.forward, (torch.randn(2, 8),))}, repeated="blocks")
+
+
+def test_gguf_with_quant_types_mixed_per_layer(monkeypatch, caplog, tmp_path):
+    """As in llama.cpp's Q4_K_M files, some layers keep a matrix in 8 bits: each kind of layer
+    is traced once, and the program is the layer-by-layer one."""
+    from gguf import GGMLQuantizationType as Q
+    from gguf_fixtures import write_tiny_gguf
+    from pocket.llm.models.gguf_model import load_gguf_model
+
+    def quant(layer, part):
+        return Q.Q8_0 if part == "ffn_down" and layer % 2 == 0 else Q.Q4_0
+
+    write_tiny_gguf(tmp_path / "mixed.gguf", dim=64, n_layers=5, n_heads=2, vocab=32, quant=quant)
+    model, _, _ = load_gguf_model(tmp_path / "mixed.gguf", 32, activations="int8")
+    fast, full, traced = both(monkeypatch, caplog, lambda: export_llm(model).data)
+    assert traced and all("(3 of 5 layers" in line for line in traced), traced  # 0; 1, 3; 2, 4
+    assert fast == full

@@ -18,8 +18,11 @@ def smollm2_path() -> str:
     return os.path.join(spec.submodule_search_locations[0], "SmolLM2-135M-Instruct.Q4_1.gguf")
 
 
-def write_tiny_gguf(path, arch="llama", dim=32, n_layers=1, n_heads=2, vocab=16, tensor_type=None, bad_shape=False):
-    """A small llama-style GGUF with float weights (optionally one tensor of another type)."""
+def write_tiny_gguf(path, arch="llama", dim=32, n_layers=1, n_heads=2, vocab=16, tensor_type=None, bad_shape=False,
+                    quant=None):
+    """A small llama-style GGUF with float weights (optionally one tensor of another type).
+    quant(layer, part) -> a gguf.GGMLQuantizationType quantizes that matrix of that layer
+    (None: float32), e.g. mixed per layer as llama.cpp's Q4_K_M files are."""
     import gguf
 
     w = gguf.GGUFWriter(str(path), arch)
@@ -33,9 +36,11 @@ def write_tiny_gguf(path, arch="llama", dim=32, n_layers=1, n_heads=2, vocab=16,
     w.add_vocab_size(vocab)
     rng = np.random.default_rng(0)
 
-    def add(name, shape, dtype=None):
+    def add(name, shape, dtype=None, qtype=None):
         data = rng.standard_normal(shape).astype(np.float32)
-        if dtype is not None:
+        if qtype is not None:
+            w.add_tensor(name, gguf.quants.quantize(data, qtype), raw_dtype=qtype)
+        elif dtype is not None:
             w.add_tensor(name, data.astype(dtype))
         else:
             w.add_tensor(name, data)
@@ -46,7 +51,8 @@ def write_tiny_gguf(path, arch="llama", dim=32, n_layers=1, n_heads=2, vocab=16,
         for part, shape in (("attn_norm", (dim,)), ("ffn_norm", (dim,)), ("attn_q", (dim, dim)), ("attn_k", (dim, dim)),
                             ("attn_v", (dim, dim)), ("attn_output", (dim, dim)), ("ffn_gate", (2 * dim, dim)),
                             ("ffn_up", (2 * dim, dim)), ("ffn_down", (dim, 2 * dim))):
-            add(f"blk.{i}.{part}.weight", shape, tensor_type if part == "attn_q" else None)
+            add(f"blk.{i}.{part}.weight", shape, tensor_type if part == "attn_q" else None,
+                quant(i, part) if quant is not None and len(shape) == 2 else None)
     w.write_header_to_file()
     w.write_kv_data_to_file()
     w.write_tensors_to_file()
