@@ -15,6 +15,9 @@
 #define HWCAP2_I8MM (1 << 13)
 #endif
 #endif
+#if defined(__aarch64__) && defined(__APPLE__)
+#include <sys/sysctl.h>
+#endif
 
 namespace pocket {
 namespace detail {
@@ -40,6 +43,9 @@ static CpuFeatures detect() {
   f.i8mm = (getauxval(AT_HWCAP2) & HWCAP2_I8MM) != 0;
 #elif defined(__APPLE__)
   f.dotprod = true;  // every arm64 Apple CPU
+  int i8mm = 0;      // A15 / M2 and later; the key exists from macOS 12, iOS 15
+  size_t size = sizeof i8mm;
+  f.i8mm = sysctlbyname("hw.optional.arm.FEAT_I8MM", &i8mm, &size, nullptr, 0) == 0 && i8mm != 0;
 #endif
 #endif
   return f;

@@ -18,7 +18,9 @@ constexpr bool kDot = true;
 #include "linear_q_i8_arm.inc"
 
 extern const LinearQI8Kernels kLinearQI8NeonDot = {run, offset_of, &kLinearQPI8NeonDot};
+#if POCKET_HAVE_I8MM
 extern const LinearQI8Kernels kLinearQI8NeonI8mm = {run, offset_of, &kLinearQPI8NeonI8mm};
+#endif
 
 }  // namespace detail
 }  // namespace pocket

@@ -4,13 +4,12 @@
 // 8 bytes of each of 2 channels into a 2 x 2 block of int32 sums: per step a weight byte
 // serves 2 rows, where SDOT's serves one. One row (decode) and odd rows take SDOT, as in
 // linear_qp_i8_neondot.cpp. Traits: linear_qp_i8_arm.inc; tile loop: linear_qp_tile.inc.
-#if defined(__aarch64__)
+#include "ukernels.h"
+#if defined(__aarch64__) && POCKET_HAVE_I8MM
 
 #include <arm_neon.h>
 
 #include <cstring>
-
-#include "ukernels.h"
 
 #define POCKET_TARGET __attribute__((target("arch=armv8.2-a+dotprod+i8mm")))
 
@@ -50,4 +49,4 @@ extern const LinearQPKernels kLinearQPI8NeonI8mm = {linear_qp_run<NeonI8mm>};
 }  // namespace detail
 }  // namespace pocket
 
-#endif  // __aarch64__
+#endif  // __aarch64__ && POCKET_HAVE_I8MM

@@ -134,8 +134,10 @@ const OptimizedKernel kNeon[] = POCKET_KERNEL_SET(kGemmNeon, kDwConv3x3Neon, kLi
                                                   kConvQ8I16Neon, kSdpaNeon, kWidenHalfNeon, kLlmF32Neon, kConvF32Neon, kNnF32Neon);
 const OptimizedKernel kNeonDot[] = POCKET_KERNEL_SET(kGemmNeon, kDwConv3x3Neon, kLinearQF32Neon, kLinearQI8NeonDot,
                                                      kConvQ8I8NeonDot, kSdpaNeon, kWidenHalfNeon, kLlmF32Neon, kConvF32Neon, kNnF32Neon);
+#if POCKET_HAVE_I8MM
 const OptimizedKernel kNeonI8mm[] = POCKET_KERNEL_SET(kGemmNeon, kDwConv3x3Neon, kLinearQF32Neon, kLinearQI8NeonI8mm,
                                                       kConvQ8I8NeonDot, kSdpaNeon, kWidenHalfNeon, kLlmF32Neon, kConvF32Neon, kNnF32Neon);
+#endif
 #endif
 
 template <size_t N>
@@ -150,7 +152,9 @@ KernelSet select(const CpuFeatures& f) {
   if (f.avx2_fma) return set("avx2", kAvx2);
 #endif
 #if defined(__aarch64__)
+#if POCKET_HAVE_I8MM
   if (f.neon && f.dotprod && f.i8mm) return set("neoni8mm", kNeonI8mm);
+#endif
   if (f.neon && f.dotprod) return set("neondot", kNeonDot);
   if (f.neon) return set("neon", kNeon);
 #endif

@@ -306,15 +306,28 @@ extern const LlmKernels kLlmF32Avx2;
 extern const NnKernels kNnF32Avx2;
 #endif
 #if defined(__aarch64__)
+// SMMLA under a function target attribute: GCC 10+, clang 16+ (Apple clang 15+), whose
+// arm_neon.h gates the I8MM intrinsics by target attributes rather than by global flags.
+#if (defined(__clang__) && ((defined(__apple_build_version__) && __clang_major__ >= 15) || \
+                            (!defined(__apple_build_version__) && __clang_major__ >= 16))) || \
+    (!defined(__clang__) && defined(__GNUC__) && __GNUC__ >= 10)
+#define POCKET_HAVE_I8MM 1
+#else
+#define POCKET_HAVE_I8MM 0
+#endif
 extern const GemmKernels kGemmNeon;
 extern const DwConv3x3Fn kDwConv3x3Neon;
 extern const LinearQF32Kernels kLinearQF32Neon;
 extern const LinearQI8Kernels kLinearQI8Neon;
 extern const LinearQI8Kernels kLinearQI8NeonDot;
+#if POCKET_HAVE_I8MM
 extern const LinearQI8Kernels kLinearQI8NeonI8mm;  // kLinearQI8NeonDot with the I8MM linear_qp tiles
+#endif
 extern const LinearQPKernels kLinearQPI8Neon;
 extern const LinearQPKernels kLinearQPI8NeonDot;
+#if POCKET_HAVE_I8MM
 extern const LinearQPKernels kLinearQPI8NeonI8mm;
+#endif
 extern const ConvQ8Kernels kConvQ8I16Neon;
 extern const ConvQ8Kernels kConvQ8I8NeonDot;
 extern const ConvF32Kernels kConvF32Neon;
