@@ -171,3 +171,28 @@ def test_gguf_with_quant_types_mixed_per_layer(monkeypatch, caplog, tmp_path):
     fast, full, traced = both(monkeypatch, caplog, lambda: export_llm(model).data)
     assert traced and all("(3 of 5 layers" in line for line in traced), traced  # 0; 1, 3; 2, 4
     assert fast == full
+
+
+def test_cli_export_repeated(tmp_path):
+    """`pocket export --repeated blocks` writes the file pocket.export(..., repeated=) writes."""
+    import subprocess
+
+    factory = tmp_path / "net.py"
+    factory.write_text(
+        "import sys, torch\n"
+        f"sys.path.insert(0, {os.path.dirname(__file__)!r})\n"
+        "from test_repeat import Net\n"
+        "def make():\n"
+        "    torch.manual_seed(3)\n"
+        "    return Net().eval(), (torch.randn(3, 8),)\n")
+    out = tmp_path / "net.pocket"
+    run = subprocess.run([sys.executable, "-m", "pocket", "export", f"{factory}:make", "-o", str(out),
+                          "--repeated", "blocks"], capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    assert "tracing (2 of 5 layers, the rest repeated)" in run.stderr
+    torch.manual_seed(3)
+    model, x = Net().eval(), torch.randn(3, 8)
+    assert out.read_bytes() == pocket.export(model, (x,), repeated="blocks").data
+    bad = subprocess.run([sys.executable, "-m", "pocket", "export", f"{factory}:make", "-o", str(tmp_path / "b.pocket"),
+                          "--repeated", "nope"], capture_output=True, text=True)
+    assert bad.returncode == 1 and "repeated='nope': the model has no submodule 'nope'" in bad.stderr

@@ -27,6 +27,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--metadata", action="append", default=[], metavar="KEY=VALUE", help="store a metadata entry")
     p.add_argument("--force", action="store_true", help="overwrite an existing file that is not a .pocket file")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress messages")
+    p.add_argument("--repeated", metavar="PATH",
+                   help="an nn.ModuleList of blocks in the model (e.g. layers): each kind of block is traced "
+                        "once and copied (faster export, the same file)")
     _quant_args(p, static=True)
     p.set_defaults(run=_export)
 
@@ -195,7 +198,8 @@ def _export(args) -> int:
     _show_progress(args, time.time())
     try:
         program = export(model, inputs, dynamic_shapes=shapes, metadata=metadata, quantize=args.quantize,
-                         group_size=args.group_size, calibration=_calibration(args.calibration))
+                         group_size=args.group_size, calibration=_calibration(args.calibration),
+                         repeated=args.repeated)
     except ExportError as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
