@@ -10,7 +10,8 @@ Each (model, engine, threads) cell runs --runs times, each in a fresh process (p
 engine's alone), the cells of a model interleaved, after waiting for an idle machine (the header
 records the load seen). CNN/encoder cells: the median of --repeat forwards per process, after
 a warm-up of at least 3 forwards and 0.3 s (common.warm_up); LLM cells: a 32-token prompt, then
-256 greedy decode steps (engines.py, the same loop for every engine). The table gives the median over processes and the best in parentheses.
+256 greedy decode steps (engines.py, the same loop for every engine). The table gives the
+median over processes and the best in parentheses.
 
 Decode bound: this machine's read-only memory bandwidth at that thread count (membw.c) divided
 by the bytes a decode step reads: every weight but the embedding table (one row of it) plus the
