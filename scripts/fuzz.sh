@@ -94,7 +94,17 @@ run_target() {
   printf '%-20s %-7s %12s %8s %8s\n' "$t" "$status" "${execs:-0}" "${cov:--}" "${ft:--}" >"$build/logs/$t.row"
   if [ "$status" != ok ]; then
     echo "--- $t: FINDING (log $log, input in $art or the replayed file named in the log)" >&2
-    grep -E -m5 'ERROR|FUZZ CHECK|runtime error|SUMMARY|Running: ' "$log" >&2
+    # The report first (a replay prints a "Running:" line per input: the last one is the input
+    # that failed), the seed of the run, and the input itself, so a finding on a CI machine can
+    # be replayed elsewhere: `base64 -d | gunzip > input` of the line below.
+    grep -E -m5 'ERROR|FUZZ CHECK|runtime error|SUMMARY|Test unit written' "$log" >&2 ||
+      grep -E 'Running: ' "$log" | tail -1 >&2
+    grep -E -m1 'INFO: Seed: ' "$log" >&2
+    local found
+    for found in "$art"*; do
+      [ -f "$found" ] && [ "$(stat -c %s "$found")" -le 262144 ] || continue
+      echo "$found (gzip | base64): $(gzip -9c "$found" | base64 -w0)" >&2
+    done
     return 1
   fi
 }

@@ -16,7 +16,8 @@ The default run caps the samples per op and dtype (SAMPLES) to stay within CI's 
 sweep is
     POCKET_OPINFO_SAMPLES=all python -m pytest tests/test_opinfo.py
 The optimized kernels (linear, mm, bmm, addmm, convolution, sdpa) are what Module runs on this
-CPU; test_portable_kernels repeats their samples with POCKET_KERNELS=portable.
+CPU; test_capped_kernel_sets repeats their samples with POCKET_KERNELS=portable (and =avx2 on
+an AVX-512 CPU).
 """
 
 import os
@@ -243,14 +244,28 @@ OPTIMIZED = ["mm", "bmm", "addmm", "addmm.decomposed", "nn.functional.linear",
              "nn.functional.conv1d", "nn.functional.conv2d", "nn.functional.conv3d"]
 
 
-@pytest.mark.skipif(os.environ.get("POCKET_KERNELS") == "portable", reason="this is the portable run")
-def test_portable_kernels():
-    """The same samples of OPTIMIZED ops with the optimized kernels turned off (the table is
-    chosen once per process, hence the child process)."""
+def _capped_sets():
+    """POCKET_KERNELS values that change this CPU's kernels: portable, and the smaller SIMD
+    set of a CPU without AVX-512 (or without SDOT) when this one has it."""
+    from pocket import _native
+
+    have = _native.cpu_features()
+    return ["portable"] + (["avx2"] if have.get("avx512") else []) + (["neon"] if have.get("dotprod") else [])
+
+
+@pytest.mark.skipif("POCKET_KERNELS" in os.environ, reason="this is a capped run")
+@pytest.mark.parametrize("cap", _capped_sets())
+def test_capped_kernel_sets(cap):
+    """The same samples of OPTIMIZED ops with POCKET_KERNELS=cap: the portable kernels, or an
+    AVX2-only (NEON-only) CPU's kernels on this one (the table is chosen once per process,
+    hence the child process, which also checks that the cap took)."""
     ids = [f"{os.path.abspath(__file__)}::test_opinfo[{n}]" for n in OPTIMIZED]
-    env = {**os.environ, "POCKET_KERNELS": "portable"}
+    env = {**os.environ, "POCKET_KERNELS": cap}
     # -P: the working directory stays off sys.path (the repo root's packaging/ folder would
     # shadow the `packaging` library pytest imports)
+    r = subprocess.run([sys.executable, "-P", "-c", "from pocket import _native; print(_native.kernel_set())"],
+                       env=env, capture_output=True, text=True)
+    assert r.stdout.strip() == cap, r.stdout + r.stderr
     r = subprocess.run([sys.executable, "-P", "-m", "pytest", "-q", "-p", "no:cacheprovider", *ids],
                        env=env, capture_output=True, text=True)
     assert r.returncode == 0, r.stdout[-6000:] + r.stderr[-2000:]

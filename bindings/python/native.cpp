@@ -229,7 +229,7 @@ PYBIND11_MODULE(_native, m) {
     for (const pocket::detail::FeatureInfo& info : pocket::detail::feature_list())
       d[info.name] = pocket::detail::cpu_features().*info.flag;
     return d;
-  }, "CPU features the optimized kernels use, detected at run time (POCKET_KERNELS=portable: none).");
+  }, "CPU features the optimized kernels use, detected at run time (POCKET_KERNELS caps them: portable, avx2, ...).");
   m.def("kernel_set", [](const std::string& table) {
     return std::string(pocket::detail::kernel_set_name(features_for(table)));
   }, py::arg("table") = "best", "Name of the optimized kernel set a table uses (\"avx2\", ..., \"portable\").");

@@ -22,10 +22,18 @@
 namespace pocket {
 namespace detail {
 
+// POCKET_KERNELS caps the features at a kernel set, to run and test a smaller CPU's code on
+// a bigger one: portable, avx2, avx512 (without VNNI), neon, neondot. Other values: no cap.
+static void apply_cap(const char* cap, CpuFeatures* f) {
+  if (strcmp(cap, "portable") == 0) *f = CpuFeatures();
+  if (strcmp(cap, "avx2") == 0) f->avx512 = false;
+  if (strcmp(cap, "avx2") == 0 || strcmp(cap, "avx512") == 0) f->avx512_vnni = false;
+  if (strcmp(cap, "neon") == 0) f->dotprod = false;
+  if (strcmp(cap, "neon") == 0 || strcmp(cap, "neondot") == 0) f->i8mm = false;
+}
+
 static CpuFeatures detect() {
   CpuFeatures f;
-  const char* env = getenv("POCKET_KERNELS");
-  if (env != nullptr && strcmp(env, "portable") == 0) return f;
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
   __builtin_cpu_init();
   // F16C from CPUID leaf 1 (ECX bit 29): clang before 15 has no "f16c" for __builtin_cpu_supports.
@@ -48,6 +56,8 @@ static CpuFeatures detect() {
   f.i8mm = sysctlbyname("hw.optional.arm.FEAT_I8MM", &i8mm, &size, nullptr, 0) == 0 && i8mm != 0;
 #endif
 #endif
+  const char* cap = getenv("POCKET_KERNELS");
+  if (cap != nullptr) apply_cap(cap, &f);
   return f;
 }
 

@@ -14,7 +14,8 @@ struct CpuFeatures {
   bool i8mm = false;         // arm64: SMMLA
 };
 
-// Detected once; POCKET_KERNELS=portable reports no features.
+// Detected once; POCKET_KERNELS caps them at a kernel set (portable, avx2, avx512, neon,
+// neondot: see cpu_features.cpp).
 const CpuFeatures& cpu_features();
 
 }  // namespace detail

@@ -28,7 +28,9 @@
 // A body shared by several ISA files of one family is <op>_<variant>_<family>.inc (x86,
 // arm), included by each with its own target attribute and instruction choices.
 // avx2_helpers.inc: mask, horizontal-sum and exp helpers of the AVX2 + FMA files;
-// neon_helpers.inc: the exp of the NEON files; quant_scales.inc: the scale and min loads of
+// neon_helpers.inc: the exp of the NEON files; each of these and avx512_helpers.inc also
+// defines the ISA's fp32 vector traits (Avx2F32, NeonF32, Avx512F32) that gemm_f32_tile.inc
+// and conv_f32_tile.inc take; quant_scales.inc: the scale and min loads of
 // the linear_q and linear_qp files (float32, or float16 widened in place: F16C, FCVT), whose
 // x86 targets therefore include f16c.
 // One loop for every ISA: conv_q8_tile.inc writes the conv_q8 tile (register blocking, the
@@ -38,8 +40,9 @@
 // split, 4-way dot, float epilogue per span; float16 scales through the traits' hload).
 // linear_q_f32_tile.inc is the fp32-activation linear_q (gemv tiles of up to 4 x 4 rows,
 // de-quantizing 16 columns per step; whole-row de-quantization for the GEMM path).
-// New kernel families follow it; gemm still has a body per ISA. conv_f32_tile.inc
-// is the loop of conv2d_packed (indirect GEMM tile: broadcast inputs x 16-channel weight rows,
+// gemm_f32_tile.inc is the fp32 GEMM (nt tiles reduced with one 4-way horizontal sum, nn
+// tiles over a packed panel of B; the ISA files only choose the traits and tile shapes).
+// New kernel families follow them. conv_f32_tile.inc is the loop of conv2d_packed (indirect GEMM tile: broadcast inputs x 16-channel weight rows,
 // bias + residual + clamp epilogue; depthwise rows with channels across lanes, 4 pixels per
 // pass), driven by conv_packed.cpp.
 // The ISA-independent drivers are <op>.cpp (gemm.cpp, conv.cpp, linear_q.cpp, sdpa.cpp, llm.cpp, nn.cpp):
