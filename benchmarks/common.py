@@ -66,9 +66,30 @@ def cpu_kind() -> str:
 
 
 def machine_line(threads: list[int]) -> str:
+    cap = os.environ.get("POCKET_KERNELS")
+    capped = (f" · **capped at {cap}**: Pocket (POCKET_KERNELS) and eager PyTorch (ATen, oneDNN, MKL) use "
+              f"only {cap} code; ExecuTorch (XNNPACK) and llama.cpp have no such switch") if cap else ""
     return (f"{datetime.date.today().isoformat()} · {cpu_model()} · ISA: {' '.join(isa_features()) or '-'} · "
             f"{os.cpu_count()} logical cores, {physical_cores()} physical · threads "
-            f"{', '.join(map(str, threads))} · Python {platform.python_version()}")
+            f"{', '.join(map(str, threads))} · Python {platform.python_version()}{capped}")
+
+
+# What --isa sets, for this process and the children: Pocket's kernel cap and the switches of
+# eager PyTorch's CPU libraries (ATen's dispatch, oneDNN, MKL).
+ISA_CAPS = {
+    "avx2": {"POCKET_KERNELS": "avx2", "ATEN_CPU_CAPABILITY": "avx2", "ONEDNN_MAX_CPU_ISA": "AVX2",
+             "MKL_ENABLE_INSTRUCTIONS": "AVX2"},
+}
+
+
+def apply_isa(args) -> str:
+    """Caps the engines at --isa (before anything imports torch); returns the file-name suffix."""
+    if not args.isa:
+        return ""
+    if args.isa == "avx2" and "avx512f" not in isa_features():
+        sys.exit("--isa avx2 caps an AVX-512 CPU; this one runs AVX2 code already")
+    os.environ.update(ISA_CAPS[args.isa])
+    return f"-{args.isa}"
 
 
 def engine_versions() -> str:
@@ -163,6 +184,8 @@ def add_run_options(ap) -> None:
     ap.add_argument("--no-wait", action="store_true", help="do not wait for an idle machine (load is still recorded)")
     ap.add_argument("--out", help="markdown file to write (default: benchmarks/results/<date>-<cpu kind>...md)")
     ap.add_argument("--no-save", action="store_true", help="print the table only")
+    ap.add_argument("--isa", choices=sorted(ISA_CAPS), help="run an AVX2-only CPU's code on an AVX-512 one "
+                    "(Pocket and eager PyTorch; ExecuTorch and llama.cpp keep theirs): see ISA_CAPS")
     ap.add_argument("--work", metavar="DIR", help="keep exported programs in DIR and reuse the ones already there "
                     "(default: a temporary folder; empty DIR after changing an exporter)")
 

@@ -230,6 +230,7 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=20, help="CNN/encoder forwards per process")
     ap.add_argument("--child", nargs=4, help=argparse.SUPPRESS)
     args = ap.parse_args()
+    isa = common.apply_isa(args)
     if args.child:
         name, engine, threads, path = args.child
         print(json.dumps(measure(name, engine, int(threads), args.repeat, path)))
@@ -266,7 +267,7 @@ def main() -> None:
             f"{et_quant}). -8da4w rows: eager is the fp32 model. -int8 rows: static int8 (Pocket quantize=\"int8\"; "
             "ExecuTorch pt2e with XNNPACKQuantizer's symmetric config), both calibrated on the same "
             f"{CALIBRATION} random batches; eager is the fp32 model.\n\n" + table(HEADERS, rows))
-    common.write_results(text, args, "")
+    common.write_results(text, args, isa)
 
 
 HEADERS = ["model", "threads", "Pocket ms", "eager ms", "vs eager", "ExecuTorch ms", "vs ExecuTorch",

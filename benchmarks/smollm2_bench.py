@@ -226,6 +226,7 @@ def main() -> None:
     ap.add_argument("--child", nargs=5, help=argparse.SUPPRESS)
     ap.add_argument("--quality", nargs=4, help=argparse.SUPPRESS)
     args = ap.parse_args()
+    isa = common.apply_isa(args)
     if args.child:
         engine, path, threads, ids_file, n = args.child
         print(json.dumps(child_speed(engine, path, int(threads), ids_file, int(n))))
@@ -269,7 +270,7 @@ def main() -> None:
     text = (f"## SmolLM2-135M-Instruct\n\n{common.machine_line(args.threads)}\n{guard.summary()}\n"
             f"versions: {versions}{note}\n" + (f"export time (`pocket llm export`): {exports}\n" if exports else "")
             + "\n" + "\n\n".join(sections))
-    common.write_results(text, args, "-smollm2")
+    common.write_results(text, args, "-smollm2" + isa)
 
 
 if __name__ == "__main__":

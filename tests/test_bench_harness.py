@@ -211,3 +211,19 @@ def test_warm_up_lasts_its_minimum_calls_and_time():
     assert n == len(calls) > 3 and elapsed >= 0.05  # a fast call: time decides
     slow = []
     assert common.warm_up(lambda: (slow.append(1), time.sleep(0.03)), runs=2, seconds=0.01) == 2 == len(slow)
+
+
+@pytest.mark.skipif("avx512f" not in common.isa_features(), reason="--isa avx2 caps an AVX-512 CPU")
+def test_isa_cap_reaches_the_engines_processes(monkeypatch):
+    """--isa avx2: the children that run the engines see AVX2 kernels in Pocket and in ATen,
+    and the machine line says the run was capped."""
+    import argparse
+
+    for key in common.ISA_CAPS["avx2"]:
+        monkeypatch.delenv(key, raising=False)  # restored after the test
+    assert common.apply_isa(argparse.Namespace(isa="avx2")) == "-avx2"
+    probe = ("import json, torch; from pocket import _native; "
+             "print(json.dumps([_native.kernel_set(), torch.backends.cpu.get_cpu_capability()]))")
+    assert common.run_child(["-c", probe]) == ["avx2", "AVX2"]
+    assert "capped at avx2" in common.machine_line([1])
+    assert common.apply_isa(argparse.Namespace(isa=None)) == ""
