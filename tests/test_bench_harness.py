@@ -220,10 +220,21 @@ def test_isa_cap_reaches_the_engines_processes(monkeypatch):
     import argparse
 
     for key in common.ISA_CAPS["avx2"]:
-        monkeypatch.delenv(key, raising=False)  # restored after the test
+        # setenv records the value to restore after the test, absence included (delenv of an
+        # absent key records nothing, and the cap would leak into the later tests' processes)
+        monkeypatch.setenv(key, "")
+        monkeypatch.delenv(key)
     assert common.apply_isa(argparse.Namespace(isa="avx2")) == "-avx2"
     probe = ("import json, torch; from pocket import _native; "
              "print(json.dumps([_native.kernel_set(), torch.backends.cpu.get_cpu_capability()]))")
     assert common.run_child(["-c", probe]) == ["avx2", "AVX2"]
     assert "capped at avx2" in common.machine_line([1])
     assert common.apply_isa(argparse.Namespace(isa=None)) == ""
+
+
+CAP_ENV_AT_IMPORT = {key: os.environ.get(key) for key in common.ISA_CAPS["avx2"]}
+
+
+def test_isa_cap_does_not_outlive_its_test():
+    """The test above restores the environment: later tests' processes run as before it."""
+    assert {key: os.environ.get(key) for key in common.ISA_CAPS["avx2"]} == CAP_ENV_AT_IMPORT
