@@ -1,15 +1,14 @@
 // Driver of pocket::conv2d_q8 and conv2d_q8_packed: an indirect GEMM (after XNNPACK's igemm)
 // on the input quantized once to channels-last, with the same results as the portable kernel.
-//   1. x (batch, c_in, h, w) float32 -> xq (batch, groups, steps, h + 2 pad_h, w + 2 pad_w, kc):
+//   1. x (batch, c_in, h, w) float32 -> xq (batch, groups, steps, h + 2 pad_h, w + 2 pad_w, 4):
 //      each value quantized as the portable kernel does it (conv_q8_quantize), stored as the
-//      variant's element (see ConvQ8Tile in ukernels.h), kc channels of a pixel together; the
-//      border and the channels past c_in / groups (up to steps · kc; their weights are zero)
-//      hold the padding value. Every tap of every output position lies inside: the tiles'
-//      pointer tables need no bounds checks.
-//   2. The weights: the i8 variants read the file's packed layout (conv2d_q8_packed; for
-//      conv2d_q8 the OIHW weight is packed into it first), the i16 ones a layout of their own
-//      made per call from either (int16, [block of nr channels][tap][step][nr][kc]). Each
-//      channel gets its corr, mult and bias.
+//      variant's element (see ConvQ8Tile in ukernels.h), a quad of a pixel's channels
+//      together; the border and the channels past c_in / groups (up to steps · 4; their
+//      weights are zero) hold the padding value. Every tap of every output position lies
+//      inside: the tiles' pointer tables need no bounds checks.
+//   2. The weights: every variant reads the file's packed layout (conv2d_q8_packed) as it is;
+//      for conv2d_q8 the OIHW weight is packed into it first. Each channel gets its corr (i8
+//      only), mult and bias.
 //   3. Tiles of mr consecutive output positions of one (batch item, group): a table of input
 //      pixel pointers per tap, then one microkernel call per block of output channels. Threads
 //      take runs of tiles.
@@ -33,18 +32,18 @@ namespace {
 constexpr int64_t kMinTileChannels = 4;
 // Output channels of the widest tile; per-channel arrays hold a multiple of it per group.
 constexpr int kMaxNr = 32;
+constexpr int64_t kKc = kConvPackQuad;                          // input channels per step
 constexpr int64_t kPackBlock = kConvPackLanes * kConvPackQuad;  // bytes of one packed step
 
 struct Plan {
   const ConvQ8Args& s;
   const ConvQ8Kernels& k;
   ConvQ8TileFn tile, tail;     // tail: for a last block the weight layout has no room for
-  int64_t cin_g, cout_g, cp, steps, taps;
+  int64_t cin_g, cout_g, steps, taps;
   int64_t hp, wp;              // the padded input plane
   int64_t cout_pad;            // per-channel array entries per group
   int32_t pad_value;           // the stored element of padding
-  bool file_layout;            // weights in the packed file layout (i8), else the i16 one
-  int64_t blocks;              // weight blocks per group: of 16 (file layout) or tile.nr channels
+  int64_t blocks;              // weight blocks (of 16 channels) per group
 };
 
 int64_t round_up(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
@@ -100,18 +99,17 @@ void channel_params(const Plan& p, int64_t g, int32_t* corr, double* mult, float
   }
 }
 
-// Weight blocks [b0, b1) (block = group * blocks + block of the group) in the plan's layout.
-template <typename E>
-void pack_blocks(const Plan& p, E* wp, int64_t b0, int64_t b1) {
-  const int64_t nr = p.file_layout ? kConvPackLanes : p.tile.nr, kc = p.k.kc;
-  E* dst = wp + b0 * p.taps * p.steps * nr * kc;
+// Weight blocks [b0, b1) (block = group * blocks + block of the group) of conv2d_q8's OIHW
+// weight in the packed layout.
+void pack_blocks(const Plan& p, int8_t* wp, int64_t b0, int64_t b1) {
+  int8_t* dst = wp + b0 * p.taps * p.steps * kPackBlock;
   for (int64_t blk = b0; blk < b1; ++blk) {
-    const int64_t g = blk / p.blocks, oc0 = blk % p.blocks * nr;
+    const int64_t g = blk / p.blocks, oc0 = blk % p.blocks * kConvPackLanes;
     for (int64_t tap = 0; tap < p.taps; ++tap)
-      for (int64_t c0 = 0; c0 < p.cp; c0 += kc)
-        for (int64_t oc = oc0; oc < oc0 + nr; ++oc)
-          for (int64_t c = c0; c < c0 + kc; ++c, ++dst)
-            *dst = oc < p.cout_g && c < p.cin_g ? static_cast<E>(weight_at(p.s, g, oc, c, tap)) : E(0);
+      for (int64_t c0 = 0; c0 < p.steps * kKc; c0 += kKc)
+        for (int64_t oc = oc0; oc < oc0 + kConvPackLanes; ++oc)
+          for (int64_t c = c0; c < c0 + kKc; ++c, ++dst)
+            *dst = oc < p.cout_g && c < p.cin_g ? weight_at(p.s, g, oc, c, tap) : int8_t{0};
   }
 }
 
@@ -124,8 +122,8 @@ void quantize_planes(const Plan& p, E* xq, int64_t u0, int64_t u1) {
   const float lo = static_cast<float>(-128 - s.zero_point), hi = static_cast<float>(127 - s.zero_point);
   const E pad = static_cast<E>(p.pad_value);
   const int32_t offset = sizeof(E) == 1 ? static_cast<int32_t>(s.zero_point) + p.k.byte_offset : 0;
-  const int64_t h = s.in[0], w = s.in[1], hp = p.hp, wp = p.wp, kc = p.k.kc, ph = s.pad[0], pw = s.pad[1];
-  const float* src[4];
+  const int64_t h = s.in[0], w = s.in[1], hp = p.hp, wp = p.wp, kc = kKc, ph = s.pad[0], pw = s.pad[1];
+  const float* src[kKc];
   for (int64_t u = u0; u < u1; ++u) {
     const int64_t st = u % p.steps, g = u / p.steps % s.groups, n = u / p.steps / s.groups;
     E* plane = xq + u * hp * wp * kc;
@@ -148,7 +146,7 @@ void quantize_planes(const Plan& p, E* xq, int64_t u0, int64_t u1) {
 template <typename E>
 void fill_rows(const Plan& p, const E* xq, int64_t n, int64_t g, int64_t p0, int mr, void** rows) {
   const ConvQ8Args& s = p.s;
-  const int64_t kc = p.k.kc;
+  const int64_t kc = kKc;
   const E* image = xq + (n * s.groups + g) * p.steps * p.hp * p.wp * kc;
   for (int i = 0; i < mr; ++i) {
     const int64_t pos = std::min(p0 + i, s.out_plane() - 1);  // rows past the end repeat the last
@@ -160,19 +158,11 @@ void fill_rows(const Plan& p, const E* xq, int64_t n, int64_t g, int64_t p0, int
 }
 
 // Points t at the weights of output channels [oc0, oc0 + tile nr) of group g.
-template <typename E>
-void point_weights(const Plan& p, const E* w, int64_t g, int64_t oc0, int lanes, ConvQ8Tile* t) {
-  if (p.file_layout) {
-    const int64_t block = p.taps * p.steps * kPackBlock;
-    t->w = w + (g * p.blocks + oc0 / kConvPackLanes) * block + oc0 % kConvPackLanes * kConvPackQuad;
-    t->vec_stride = lanes == kConvPackLanes ? block : lanes * kConvPackQuad;
-    t->step_stride = kPackBlock;
-  } else {
-    const int64_t nr = p.tile.nr, kc = p.k.kc;
-    t->w = w + (g * p.blocks + oc0 / nr) * p.taps * p.steps * nr * kc;
-    t->vec_stride = lanes * kc;
-    t->step_stride = nr * kc;
-  }
+void point_weights(const Plan& p, const int8_t* w, int64_t g, int64_t oc0, int lanes, ConvQ8Tile* t) {
+  const int64_t block = p.taps * p.steps * kPackBlock;
+  t->w = w + (g * p.blocks + oc0 / kConvPackLanes) * block + oc0 % kConvPackLanes * kConvPackQuad;
+  t->vec_stride = lanes == kConvPackLanes ? block : lanes * kConvPackQuad;
+  t->step_stride = kPackBlock;
 }
 
 template <typename E>
@@ -181,17 +171,18 @@ Error run(KernelContext& ctx, const Plan& p) {
   const char* op = s.op;
   const int mr = p.tile.mr;  // narrow and wide tiles have the same
   const int64_t all_blocks = s.groups * p.blocks;
-  const int64_t block_size = p.taps * p.steps * (p.file_layout ? kConvPackLanes : p.tile.nr) * p.k.kc;
+  const int64_t block_size = p.taps * p.steps * kPackBlock;
   const int64_t out_plane = s.out_plane(), tiles = (out_plane + mr - 1) / mr;
   const int64_t units = s.batch * s.groups * tiles;
   const int64_t slices = slice_count(ctx, units, mr * p.cout_g * p.cin_g * p.taps);
-  const bool packed_here = !(p.file_layout && s.packed);
-  E *xq = nullptr, *wp = nullptr;
+  const bool packed_here = !s.packed;
+  E* xq = nullptr;
+  int8_t* wp = nullptr;
   int32_t* corr = nullptr;
   double* mult = nullptr;
   float* bias = nullptr;
   void** rows = nullptr;
-  const int64_t planes = s.batch * s.groups * p.steps, plane_size = p.hp * p.wp * p.k.kc;
+  const int64_t planes = s.batch * s.groups * p.steps, plane_size = p.hp * p.wp * kKc;
   Error e = temp_array(ctx, op, "the quantized input", planes * plane_size, &xq);
   if (e == Error::Ok && packed_here) e = temp_array(ctx, op, "the packed weight", all_blocks * block_size, &wp);
   if (e == Error::Ok) e = temp_array(ctx, op, "channel corrections", s.groups * p.cout_pad, &corr);
@@ -199,14 +190,14 @@ Error run(KernelContext& ctx, const Plan& p) {
   if (e == Error::Ok) e = temp_array(ctx, op, "channel biases", s.groups * p.cout_pad, &bias);
   if (e == Error::Ok) e = temp_array(ctx, op, "tile pointer tables", slices * p.taps * mr, &rows);
   if (e != Error::Ok) return e;
-  const E* w = packed_here ? wp : reinterpret_cast<const E*>(s.w);
+  const int8_t* w = packed_here ? wp : s.w;
   ctx.parallel_for(planes, grain_for(plane_size * 4), [&](int64_t u0, int64_t u1) { quantize_planes(p, xq, u0, u1); });
   ctx.parallel_for(s.groups, grain_for(p.cout_g * p.cin_g * p.taps), [&](int64_t g0, int64_t g1) {
     for (int64_t g = g0; g < g1; ++g) channel_params(p, g, corr, mult, bias);
   });
   if (packed_here)
     ctx.parallel_for(all_blocks, grain_for(block_size * 4), [&](int64_t b0, int64_t b1) { pack_blocks(p, wp, b0, b1); });
-  const int64_t w_channels = p.blocks * (p.file_layout ? kConvPackLanes : p.tile.nr);  // per group
+  const int64_t w_channels = p.blocks * kConvPackLanes;  // per group
   parallel_slices(ctx, units, slices, [&](int64_t sl, int64_t u0, int64_t u1) {
     void** table = rows + sl * p.taps * mr;
     ConvQ8Tile t;
@@ -279,9 +270,6 @@ Error run_with(KernelContext& ctx, const ConvQ8Args& s, const ConvQ8Kernels& k, 
   const ConvQ8TileFn tile = cout_g > k.narrow.nr ? k.wide : k.narrow;
   if (cout_g < kMinTileChannels)
     return !s.packed && is_depthwise3x3(s) ? run_depthwise(ctx, s, k, dw) : conv2d_q8_portable(ctx, s);
-  const bool file_layout = k.elem_bytes == 1;  // kc 4: the packed layout's quads
-  const int64_t cp = round_up(cin_g, file_layout ? kConvPackQuad : k.kc);
-  const int64_t blocks = file_layout ? s.blocks() : (cout_g + tile.nr - 1) / tile.nr;
   const int32_t pad_value = k.elem_bytes == 1 ? static_cast<int32_t>(s.zero_point) + k.byte_offset : 0;
   const Plan p{s,
                k,
@@ -289,15 +277,13 @@ Error run_with(KernelContext& ctx, const ConvQ8Args& s, const ConvQ8Kernels& k, 
                k.narrow,
                cin_g,
                cout_g,
-               cp,
-               cp / k.kc,
+               s.quads(),
                s.k_plane(),
                s.in[0] + 2 * s.pad[0],
                s.in[1] + 2 * s.pad[1],
                round_up(cout_g, kMaxNr),
                pad_value,
-               file_layout,
-               blocks};
+               s.blocks()};
   return k.elem_bytes == 1 ? run<uint8_t>(ctx, p) : run<int16_t>(ctx, p);
 }
 

@@ -1,6 +1,8 @@
-// pocket::conv2d_q8 microkernels, AVX2 (x86-64): int16 x - zp times int16 weights, pairs of
-// channels per VPMADDWD lane (|255 · 128| · 2 fits with no saturation), 8 output channels
-// per vector. Tile: conv_q8_tile.inc.
+// pocket::conv2d_q8 microkernels, AVX2 (x86-64): int16 x - zp times the file's int8 weights
+// widened as they are loaded (VPMOVSXBW, once per step for all mr positions). A channel's
+// quad of weights meets a pixel's quad of inputs in two VPMADDWD lanes (|255 · 128| · 2 fits
+// with no saturation), so 8 output channels are two vectors of pair sums, added once in the
+// epilogue (VPHADDD). Tile: conv_q8_tile.inc.
 #if defined(__x86_64__)
 
 #include <immintrin.h>
@@ -18,22 +20,31 @@ namespace {
 
 struct Avx2 {
   using E = int16_t;
-  using Acc = __m256i;
-  using W = __m256i;
-  using B = __m256i;
-  static constexpr int kLanes = 8, kKc = 2;
+  struct Acc {
+    __m256i a, b;  // channels 0-3 and 4-7: per channel the sums of inputs 0-1 and 2-3 of each quad
+  };
+  using W = Acc;    // channels 0-3 and 4-7: per channel its quad of weights as int16
+  using B = __m256i;  // a pixel's quad of int16 inputs in every 64-bit lane
+  static constexpr int kLanes = 8, kKc = 4;
   static constexpr bool kStore8x8 = false;
-  POCKET_TARGET static Acc zero() { return _mm256_setzero_si256(); }
-  POCKET_TARGET static W load_w(const E* w) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w)); }
-  POCKET_TARGET static B bcast(const E* x) {
-    int32_t q;
-    std::memcpy(&q, x, 4);
-    return _mm256_set1_epi32(q);
+  POCKET_TARGET static Acc zero() { return {_mm256_setzero_si256(), _mm256_setzero_si256()}; }
+  POCKET_TARGET static W load_w(const int8_t* w) {
+    return {_mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(w))),
+            _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(w + 16)))};
   }
-  POCKET_TARGET static Acc dot(Acc acc, W w, B x) { return _mm256_add_epi32(acc, _mm256_madd_epi16(x, w)); }
+  POCKET_TARGET static B bcast(const E* x) {
+    int64_t q;
+    std::memcpy(&q, x, 8);
+    return _mm256_set1_epi64x(q);
+  }
+  POCKET_TARGET static Acc dot(Acc acc, W w, B x) {
+    return {_mm256_add_epi32(acc.a, _mm256_madd_epi16(w.a, x)), _mm256_add_epi32(acc.b, _mm256_madd_epi16(w.b, x))};
+  }
   POCKET_TARGET static void store(Acc acc, const int32_t* corr, const double* mult, const float* bias, float lo,
                                   float hi, float* out) {
-    const __m256i a = _mm256_sub_epi32(acc, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(corr)));
+    // hadd: channels 0 1 4 5 | 2 3 6 7; the 64-bit permute puts them in order.
+    const __m256i sums = _mm256_permute4x64_epi64(_mm256_hadd_epi32(acc.a, acc.b), 0xD8);
+    const __m256i a = _mm256_sub_epi32(sums, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(corr)));
     const __m256d a0 = _mm256_mul_pd(_mm256_cvtepi32_pd(_mm256_castsi256_si128(a)), _mm256_loadu_pd(mult));
     const __m256d a1 = _mm256_mul_pd(_mm256_cvtepi32_pd(_mm256_extracti128_si256(a, 1)), _mm256_loadu_pd(mult + 4));
     const __m256 f = _mm256_set_m128(_mm256_cvtpd_ps(a1), _mm256_cvtpd_ps(a0));
@@ -46,8 +57,8 @@ struct Avx2 {
 
 #include "conv_q8_tile.inc"
 
-extern const ConvQ8Kernels kConvQ8I16Avx2 = {2, 2, 0, conv_q8_quantize_row<Avx2>, conv_q8_quantize_floats,
-   conv_q8_tile_fn<Avx2, 6, 1>(), conv_q8_tile_fn<Avx2, 6, 2>()};
+extern const ConvQ8Kernels kConvQ8I16Avx2 = {2, 0, conv_q8_quantize_row<Avx2>, conv_q8_quantize_floats,
+                                             conv_q8_tile_fn<Avx2, 6, 1>(), conv_q8_tile_fn<Avx2, 6, 1>()};
 
 }  // namespace detail
 }  // namespace pocket

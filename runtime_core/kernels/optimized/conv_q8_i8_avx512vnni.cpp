@@ -29,7 +29,7 @@ struct Vnni {
   static constexpr int kLanes = 16, kKc = 4;
   static constexpr bool kStore8x8 = true;
   POCKET_TARGET static Acc zero() { return _mm512_setzero_si512(); }
-  POCKET_TARGET static W load_w(const E* w) { return _mm512_loadu_si512(w); }
+  POCKET_TARGET static W load_w(const int8_t* w) { return _mm512_loadu_si512(w); }
   POCKET_TARGET static B bcast(const E* x) {
     int32_t q;
     std::memcpy(&q, x, 4);
@@ -71,9 +71,8 @@ struct Vnni {
 
 #include "conv_q8_tile.inc"
 
-extern const ConvQ8Kernels kConvQ8I8Avx512Vnni = {4, 1, 128, conv_q8_quantize_row<Vnni>, conv_q8_quantize_floats,
-   conv_q8_tile_fn<Vnni, 8, 1>(),
-                                                   conv_q8_tile_fn<Vnni, 8, 2>()};
+extern const ConvQ8Kernels kConvQ8I8Avx512Vnni = {1, 128, conv_q8_quantize_row<Vnni>, conv_q8_quantize_floats,
+                                                   conv_q8_tile_fn<Vnni, 8, 1>(), conv_q8_tile_fn<Vnni, 8, 2>()};
 
 }  // namespace detail
 }  // namespace pocket

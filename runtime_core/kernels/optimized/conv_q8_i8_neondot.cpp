@@ -26,7 +26,7 @@ struct NeonDot {
   static constexpr int kLanes = 4, kKc = 4;
   static constexpr bool kStore8x8 = false;
   POCKET_TARGET static Acc zero() { return vdupq_n_s32(0); }
-  POCKET_TARGET static W load_w(const E* w) { return vreinterpretq_s8_u8(vld1q_u8(w)); }
+  POCKET_TARGET static W load_w(const int8_t* w) { return vld1q_s8(w); }
   POCKET_TARGET static B bcast(const E* x) {
     int32_t q;
     std::memcpy(&q, x, 4);
@@ -43,9 +43,8 @@ struct NeonDot {
 
 #include "conv_q8_tile.inc"
 
-extern const ConvQ8Kernels kConvQ8I8NeonDot = {4, 1, 0, conv_q8_quantize_row<NeonDot>, conv_q8_quantize_floats,
-   conv_q8_tile_fn<NeonDot, 6, 2>(),
-                                               conv_q8_tile_fn<NeonDot, 6, 4>()};
+extern const ConvQ8Kernels kConvQ8I8NeonDot = {1, 0, conv_q8_quantize_row<NeonDot>, conv_q8_quantize_floats,
+                                               conv_q8_tile_fn<NeonDot, 6, 2>(), conv_q8_tile_fn<NeonDot, 6, 4>()};
 
 }  // namespace detail
 }  // namespace pocket

@@ -146,14 +146,14 @@ struct LinearQI8Kernels {
 // ---- pocket::conv2d_q8, conv2d_q8_packed (conv_q8_<variant>_<isa>.cpp): an indirect GEMM over
 // the quantized input (the driver, conv_q8.cpp, makes the layouts). A tile computes mr output
 // positions x nr output channels of one group: for each kernel tap, rows[tap * mr + i] points
-// at position i's input pixel for that tap, kc channels, the next kc x_step elements on.
-// Weights: per tap and step of kc input channels, nr channels' kc values, vector v (kLanes
-// channels) at v * vec_stride, step s at s * step_stride, zero past the group's channels.
-// Values per variant:
-//   i16: int16 x - zp (in [-255, 255]) and int16 weights, kc 1 or 2; no correction
+// at position i's input pixel for that tap, 4 channels (a step), the next step x_step elements on.
+// Weights: int8 in the file's packed layout (conv2d_q8_packed; blocks of 16 channels, per tap
+// and step of 4 input channels each channel's quad: ConvQ8Args), vector v (kLanes channels)
+// at v * vec_stride, step s at s * step_stride, zero past the group's channels.
+// Inputs per variant:
+//   i16: int16 x - zp (in [-255, 255]); no correction
 //   i8:  bytes xq + byte_offset (xq in [-128, 127]; VPDPBUSD's unsigned operand takes 128,
-//        SDOT's signed one 0) and int8 weights in the file's packed layout (kc 4, blocks of
-//        16 channels: ConvQ8Args); Σ (x - zp)·w = Σ byte·w - corr with corr = (zp +
+//        SDOT's signed one 0); Σ (x - zp)·w = Σ byte·w - corr with corr = (zp +
 //        byte_offset)·Σ w per output channel, the padding being zp + byte_offset
 // Sums are exact in int32 (prepare_conv2d_q8 bounds the products per output), then as the
 // portable kernel: y = clamp(float(double(acc - corr) · mult) + bias, lo, hi) per channel.
@@ -161,8 +161,8 @@ struct ConvQ8Tile {
   const void* const* rows = nullptr;       // [taps][mr]
   const void* w = nullptr;                 // the block's weights
   int64_t vec_stride = 0, step_stride = 0;  // in elements
-  int64_t x_step = 0;                      // input elements between steps of kc channels
-  int64_t taps = 0, steps = 0;             // steps = padded channels / kc
+  int64_t x_step = 0;                      // input elements between steps
+  int64_t taps = 0, steps = 0;             // steps = quads of input channels
   const int32_t* corr = nullptr;           // (nr) for this block (zeros for i16)
   const double* mult = nullptr;            // (nr): x_scale · w_scale
   const float* bias = nullptr;             // (nr): zeros without bias
@@ -175,14 +175,13 @@ struct ConvQ8TileFn {
   void (*fn)(const ConvQ8Tile& t);
   int mr, nr, lanes;  // lanes: output channels per vector
 };
-// One input row of kc channels to pixels of kc stored elements: out[iw * kc + j] =
+// One input row of 4 channels to pixels of 4 stored elements: out[iw * 4 + j] =
 // conv_q8_quantize(src[j][iw], scale, lo, hi) + offset, or pad where src[j] is null.
 using ConvQ8RowFn = void (*)(const float* const* src, int64_t w, float scale, float lo, float hi, int32_t offset,
                              int32_t pad, void* out);
 // out[i] = float(conv_q8_quantize(x[i], scale, lo, hi)) for i < n.
 using ConvQ8FloatsFn = void (*)(const float* x, int64_t n, float scale, float lo, float hi, float* out);
 struct ConvQ8Kernels {
-  int kc;           // channels per step: 1, 2 (int16 pairs) or 4 (byte quads)
   int elem_bytes;   // 2 (i16) or 1 (i8)
   int byte_offset;  // i8: added to xq (128 or 0)
   ConvQ8RowFn quantize_row;
