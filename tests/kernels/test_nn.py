@@ -326,6 +326,22 @@ def test_max_pool2d_nan_inf_strides_float64():
                                             [1, 1], False])
 
 
+@pytest.mark.parametrize("k,stride,padding,dilation", [([3, 3], [2, 2], [1, 1], [1, 1]), ([3, 3], [1, 1], [1, 1], [1, 1]),
+                                                     ([2, 4], [3, 3], [1, 2], [1, 2]), ([5, 3], [1, 2], [2, 0], [1, 3])])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_max_pool2d_wide_rows_ties_nan(k, stride, padding, dilation, dtype):
+    """Rows wider than the kernel's chunk of columns (256), values from a few integers so that
+    windows tie (the first position wins), NaN and -inf scattered: the same values and indices
+    as ATen."""
+    g = torch.Generator().manual_seed(7)
+    x = torch.randint(-2, 3, (2, 3, 9, 601), generator=g).to(dtype)
+    spots = torch.rand(x.shape, generator=g)
+    x[spots < 0.01] = float("nan")
+    x[(spots > 0.5) & (spots < 0.53)] = float("-inf")
+    for ceil_mode in (False, True):
+        check("aten::max_pool2d_with_indices", [x, k, stride, padding, dilation, ceil_mode])
+
+
 def test_max_pool2d_errors():
     x = torch.randn(1, 1, 4, 4)
     outs = (torch.empty(1, 1, 2, 2), torch.empty(1, 1, 2, 2, dtype=torch.int64))
