@@ -254,6 +254,27 @@ def _capped_sets():
 
 
 @pytest.mark.skipif("POCKET_KERNELS" in os.environ, reason="this is a capped run")
+def test_unknown_kernel_cap_is_reported():
+    """A POCKET_KERNELS value that is no kernel set (a typo) caps nothing and says so on stderr;
+    a known one and an empty one say nothing."""
+    from pocket import _native
+
+    def child(value):
+        env = {**os.environ, "POCKET_KERNELS": value}
+        return subprocess.run([sys.executable, "-P", "-c", "from pocket import _native; print(_native.kernel_set())"],
+                              env=env, capture_output=True, text=True)
+
+    r = child("avx-2")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == _native.kernel_set()
+    assert "POCKET_KERNELS=avx-2 is not a kernel set (portable, avx2, avx512, neon, neondot); ignored" in r.stderr
+    for value in ("portable", ""):
+        r = child(value)
+        assert r.returncode == 0 and "POCKET_KERNELS" not in r.stderr, r.stderr
+        assert r.stdout.strip() == ("portable" if value else _native.kernel_set())
+
+
+@pytest.mark.skipif("POCKET_KERNELS" in os.environ, reason="this is a capped run")
 @pytest.mark.parametrize("cap", _capped_sets())
 def test_capped_kernel_sets(cap):
     """The same samples of OPTIMIZED ops with POCKET_KERNELS=cap: the portable kernels, or an

@@ -1,5 +1,6 @@
 #include "cpu_features.h"
 
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
@@ -23,8 +24,17 @@ namespace pocket {
 namespace detail {
 
 // POCKET_KERNELS caps the features at a kernel set, to run and test a smaller CPU's code on
-// a bigger one: portable, avx2, avx512 (without VNNI), neon, neondot. Other values: no cap.
+// a bigger one: portable, avx2, avx512 (without VNNI), neon, neondot. Another value (a typo)
+// caps nothing and says so once on stderr; an empty one caps nothing.
 static void apply_cap(const char* cap, CpuFeatures* f) {
+  static const char* const kSets[] = {"portable", "avx2", "avx512", "neon", "neondot"};
+  bool known = cap[0] == '\0';
+  for (const char* set : kSets) known = known || strcmp(cap, set) == 0;
+  if (!known) {
+    fprintf(stderr, "pocket: POCKET_KERNELS=%s is not a kernel set (portable, avx2, avx512, neon, neondot); "
+            "ignored\n", cap);
+    return;
+  }
   if (strcmp(cap, "portable") == 0) *f = CpuFeatures();
   if (strcmp(cap, "avx2") == 0) f->avx512 = false;
   if (strcmp(cap, "avx2") == 0 || strcmp(cap, "avx512") == 0) f->avx512_vnni = false;
