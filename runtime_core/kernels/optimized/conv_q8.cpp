@@ -5,13 +5,14 @@
 //      variant's element (see ConvQ8Tile in ukernels.h), a quad of a pixel's channels
 //      together; the border and the channels past c_in / groups (up to steps · 4; their
 //      weights are zero) hold the padding value. Every tap of every output position lies
-//      inside: the tiles' pointer tables need no bounds checks.
+//      inside: the tiles' input pointers need no bounds checks.
 //   2. The weights: every variant reads the file's packed layout (conv2d_q8_packed) as it is;
 //      for conv2d_q8 the OIHW weight is packed into it first. Each channel gets its corr (i8
 //      only), mult and bias.
-//   3. Tiles of mr consecutive output positions of one (batch item, group): a table of input
-//      pixel pointers per tap, then one microkernel call per block of output channels. Threads
-//      take runs of tiles.
+//   3. Tiles of mr consecutive output positions of one (batch item, group): each position's
+//      first input pixel, to which the tile adds one offset per tap (the same for every
+//      position, made once per call), then one microkernel call per block of output channels.
+//      Threads take runs of tiles.
 // Groups with few output channels would make tiles of mostly zeros. Depthwise 3x3 (one input
 // channel per group, stride 1 or 2) runs the fp32 depthwise microkernel on the quantized
 // values as floats: every product and partial sum is an integer below 2^24 (9 · 255 · 128),
@@ -114,7 +115,7 @@ void pack_blocks(const Plan& p, int8_t* wp, int64_t b0, int64_t b1) {
 }
 
 // Planes [u0, u1) of xq (plane = (batch item * groups + group) * steps + step: hp x wp pixels
-// of kc channels).
+// of 4 channels).
 template <typename E>
 void quantize_planes(const Plan& p, E* xq, int64_t u0, int64_t u1) {
   const ConvQ8Args& s = p.s;
@@ -122,38 +123,34 @@ void quantize_planes(const Plan& p, E* xq, int64_t u0, int64_t u1) {
   const float lo = static_cast<float>(-128 - s.zero_point), hi = static_cast<float>(127 - s.zero_point);
   const E pad = static_cast<E>(p.pad_value);
   const int32_t offset = sizeof(E) == 1 ? static_cast<int32_t>(s.zero_point) + p.k.byte_offset : 0;
-  const int64_t h = s.in[0], w = s.in[1], hp = p.hp, wp = p.wp, kc = kKc, ph = s.pad[0], pw = s.pad[1];
+  const int64_t h = s.in[0], w = s.in[1], hp = p.hp, wp = p.wp, ph = s.pad[0], pw = s.pad[1];
   const float* src[kKc];
   for (int64_t u = u0; u < u1; ++u) {
     const int64_t st = u % p.steps, g = u / p.steps % s.groups, n = u / p.steps / s.groups;
-    E* plane = xq + u * hp * wp * kc;
-    std::fill(plane, plane + ph * wp * kc, pad);
-    std::fill(plane + (ph + h) * wp * kc, plane + hp * wp * kc, pad);
+    E* plane = xq + u * hp * wp * kKc;
+    std::fill(plane, plane + ph * wp * kKc, pad);
+    std::fill(plane + (ph + h) * wp * kKc, plane + hp * wp * kKc, pad);
     for (int64_t ih = 0; ih < h; ++ih) {
-      E* row = plane + (ph + ih) * wp * kc;
-      std::fill(row, row + pw * kc, pad);
-      std::fill(row + (pw + w) * kc, row + wp * kc, pad);
-      for (int64_t j = 0; j < kc; ++j) {
-        const int64_t c = st * kc + j;
+      E* row = plane + (ph + ih) * wp * kKc;
+      std::fill(row, row + pw * kKc, pad);
+      std::fill(row + (pw + w) * kKc, row + wp * kKc, pad);
+      for (int64_t j = 0; j < kKc; ++j) {
+        const int64_t c = st * kKc + j;
         src[j] = c < p.cin_g ? s.x + ((n * s.c_in + g * p.cin_g + c) * h + ih) * w : nullptr;
       }
-      p.k.quantize_row(src, w, scale, lo, hi, offset, p.pad_value, row + pw * kc);
+      p.k.quantize_row(src, w, scale, lo, hi, offset, p.pad_value, row + pw * kKc);
     }
   }
 }
 
-// The pointer table of the tile of output positions [p0, p0 + mr) of batch item n, group g.
+// The first input pixel (tap 0) of each output position [p0, p0 + mr) of batch item n, group g.
 template <typename E>
-void fill_rows(const Plan& p, const E* xq, int64_t n, int64_t g, int64_t p0, int mr, void** rows) {
+void fill_rows(const Plan& p, const E* xq, int64_t n, int64_t g, int64_t p0, int mr, const void** rows) {
   const ConvQ8Args& s = p.s;
-  const int64_t kc = kKc;
-  const E* image = xq + (n * s.groups + g) * p.steps * p.hp * p.wp * kc;
+  const E* image = xq + (n * s.groups + g) * p.steps * p.hp * p.wp * kKc;
   for (int i = 0; i < mr; ++i) {
     const int64_t pos = std::min(p0 + i, s.out_plane() - 1);  // rows past the end repeat the last
-    const int64_t y0 = pos / s.out[1] * s.stride[0], x0 = pos % s.out[1] * s.stride[1];
-    for (int64_t kh = 0, tap = 0; kh < s.k[0]; ++kh)
-      for (int64_t kw = 0; kw < s.k[1]; ++kw, ++tap)
-        rows[tap * mr + i] = const_cast<E*>(image + ((y0 + kh * s.dil[0]) * p.wp + x0 + kw * s.dil[1]) * kc);
+    rows[i] = image + (pos / s.out[1] * s.stride[0] * p.wp + pos % s.out[1] * s.stride[1]) * kKc;
   }
 }
 
@@ -181,15 +178,19 @@ Error run(KernelContext& ctx, const Plan& p) {
   int32_t* corr = nullptr;
   double* mult = nullptr;
   float* bias = nullptr;
-  void** rows = nullptr;
+  const void** rows = nullptr;
+  int64_t* tap_offsets = nullptr;
   const int64_t planes = s.batch * s.groups * p.steps, plane_size = p.hp * p.wp * kKc;
   Error e = temp_array(ctx, op, "the quantized input", planes * plane_size, &xq);
   if (e == Error::Ok && packed_here) e = temp_array(ctx, op, "the packed weight", all_blocks * block_size, &wp);
   if (e == Error::Ok) e = temp_array(ctx, op, "channel corrections", s.groups * p.cout_pad, &corr);
   if (e == Error::Ok) e = temp_array(ctx, op, "channel scales", s.groups * p.cout_pad, &mult);
   if (e == Error::Ok) e = temp_array(ctx, op, "channel biases", s.groups * p.cout_pad, &bias);
-  if (e == Error::Ok) e = temp_array(ctx, op, "tile pointer tables", slices * p.taps * mr, &rows);
+  if (e == Error::Ok) e = temp_array(ctx, op, "tile input pointers", slices * mr, &rows);
+  if (e == Error::Ok) e = temp_array(ctx, op, "tap offsets", p.taps, &tap_offsets);
   if (e != Error::Ok) return e;
+  for (int64_t kh = 0, tap = 0; kh < s.k[0]; ++kh)
+    for (int64_t kw = 0; kw < s.k[1]; ++kw, ++tap) tap_offsets[tap] = (kh * s.dil[0] * p.wp + kw * s.dil[1]) * kKc;
   const int8_t* w = packed_here ? wp : s.w;
   ctx.parallel_for(planes, grain_for(plane_size * 4), [&](int64_t u0, int64_t u1) { quantize_planes(p, xq, u0, u1); });
   ctx.parallel_for(s.groups, grain_for(p.cout_g * p.cin_g * p.taps), [&](int64_t g0, int64_t g1) {
@@ -199,9 +200,10 @@ Error run(KernelContext& ctx, const Plan& p) {
     ctx.parallel_for(all_blocks, grain_for(block_size * 4), [&](int64_t b0, int64_t b1) { pack_blocks(p, wp, b0, b1); });
   const int64_t w_channels = p.blocks * kConvPackLanes;  // per group
   parallel_slices(ctx, units, slices, [&](int64_t sl, int64_t u0, int64_t u1) {
-    void** table = rows + sl * p.taps * mr;
+    const void** table = rows + sl * mr;
     ConvQ8Tile t;
     t.rows = table;
+    t.tap_offsets = tap_offsets;
     t.taps = p.taps;
     t.steps = p.steps;
     t.x_step = plane_size;

@@ -18,7 +18,8 @@
 //                       float32 (row functions; other cases: the portable kernels)
 //   variant  f32        float32 activations
 //            i8         int8 activations (linear_q act_mode 1 and 2; conv_q8: byte operands)
-//            i16        int16 operands (conv_q8 where no 4-way int8 dot product exists)
+//            i16        int16 activations (conv_q8 where no 4-way int8 dot product exists;
+//                       the file's int8 weights widened as they are loaded)
 //   isa      avx2       x86-64 AVX2 + FMA              (CpuFeatures::avx2_fma)
 //            avx512     + AVX-512 F, BW, VL            (avx512)
 //            avx512vnni + AVX-512 VNNI                 (avx512_vnni)

@@ -145,8 +145,9 @@ struct LinearQI8Kernels {
 
 // ---- pocket::conv2d_q8, conv2d_q8_packed (conv_q8_<variant>_<isa>.cpp): an indirect GEMM over
 // the quantized input (the driver, conv_q8.cpp, makes the layouts). A tile computes mr output
-// positions x nr output channels of one group: for each kernel tap, rows[tap * mr + i] points
-// at position i's input pixel for that tap, 4 channels (a step), the next step x_step elements on.
+// positions x nr output channels of one group: for each kernel tap, rows[i] + tap_offsets[tap]
+// points at position i's input pixel for that tap, 4 channels (a step), the next step x_step
+// elements on.
 // Weights: int8 in the file's packed layout (conv2d_q8_packed; blocks of 16 channels, per tap
 // and step of 4 input channels each channel's quad: ConvQ8Args), vector v (kLanes channels)
 // at v * vec_stride, step s at s * step_stride, zero past the group's channels.
@@ -158,7 +159,8 @@ struct LinearQI8Kernels {
 // Sums are exact in int32 (prepare_conv2d_q8 bounds the products per output), then as the
 // portable kernel: y = clamp(float(double(acc - corr) · mult) + bias, lo, hi) per channel.
 struct ConvQ8Tile {
-  const void* const* rows = nullptr;       // [taps][mr]
+  const void* const* rows = nullptr;       // [mr]: each position's input at tap 0
+  const int64_t* tap_offsets = nullptr;    // [taps], in elements
   const void* w = nullptr;                 // the block's weights
   int64_t vec_stride = 0, step_stride = 0;  // in elements
   int64_t x_step = 0;                      // input elements between steps
