@@ -49,14 +49,6 @@ struct Plan {
 
 int64_t round_up(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
 
-// Weight w[oc, c, tap] of group g (channel oc and c within the group), from either layout.
-int8_t weight_at(const ConvQ8Args& s, int64_t g, int64_t oc, int64_t c, int64_t tap) {
-  if (!s.packed) return s.w[((g * s.cout_g() + oc) * s.cin_g() + c) * s.k_plane() + tap];
-  const int64_t block = (g * s.blocks() + oc / kConvPackLanes) * s.k_plane() * s.quads();
-  return s.w[(block + tap * s.quads() + c / kConvPackQuad) * kPackBlock + oc % kConvPackLanes * kConvPackQuad +
-             c % kConvPackQuad];
-}
-
 // Σ_{c, tap} w[oc, c, tap] for the output channels of group g, into sums (cout_g).
 void weight_sums(const ConvQ8Args& s, int64_t g, int32_t* sums) {
   const int64_t per_channel = s.cin_g() * s.k_plane();
@@ -103,6 +95,7 @@ void channel_params(const Plan& p, int64_t g, int32_t* corr, double* mult, float
 // Weight blocks [b0, b1) (block = group * blocks + block of the group) of conv2d_q8's OIHW
 // weight in the packed layout.
 void pack_blocks(const Plan& p, int8_t* wp, int64_t b0, int64_t b1) {
+  const int8_t* w = p.s.w;  // (groups · cout_g, cin_g, taps)
   int8_t* dst = wp + b0 * p.taps * p.steps * kPackBlock;
   for (int64_t blk = b0; blk < b1; ++blk) {
     const int64_t g = blk / p.blocks, oc0 = blk % p.blocks * kConvPackLanes;
@@ -110,7 +103,7 @@ void pack_blocks(const Plan& p, int8_t* wp, int64_t b0, int64_t b1) {
       for (int64_t c0 = 0; c0 < p.steps * kKc; c0 += kKc)
         for (int64_t oc = oc0; oc < oc0 + kConvPackLanes; ++oc)
           for (int64_t c = c0; c < c0 + kKc; ++c, ++dst)
-            *dst = oc < p.cout_g && c < p.cin_g ? weight_at(p.s, g, oc, c, tap) : int8_t{0};
+            *dst = oc < p.cout_g && c < p.cin_g ? w[((g * p.cout_g + oc) * p.cin_g + c) * p.taps + tap] : int8_t{0};
   }
 }
 
