@@ -253,23 +253,26 @@ def _capped_sets():
     return ["portable"] + (["avx2"] if have.get("avx512") else []) + (["neon"] if have.get("dotprod") else [])
 
 
+def _kernel_set_in_child(cap):
+    """The kernel set a fresh process picks with POCKET_KERNELS=cap (the table is chosen once per
+    process). -P: the working directory stays off sys.path (the repo root's packaging/ folder
+    would shadow the `packaging` library pytest imports)."""
+    return subprocess.run([sys.executable, "-P", "-c", "from pocket import _native; print(_native.kernel_set())"],
+                          env={**os.environ, "POCKET_KERNELS": cap}, capture_output=True, text=True)
+
+
 @pytest.mark.skipif("POCKET_KERNELS" in os.environ, reason="this is a capped run")
 def test_unknown_kernel_cap_is_reported():
     """A POCKET_KERNELS value that is no kernel set (a typo) caps nothing and says so on stderr;
     a known one and an empty one say nothing."""
     from pocket import _native
 
-    def child(value):
-        env = {**os.environ, "POCKET_KERNELS": value}
-        return subprocess.run([sys.executable, "-P", "-c", "from pocket import _native; print(_native.kernel_set())"],
-                              env=env, capture_output=True, text=True)
-
-    r = child("avx-2")
+    r = _kernel_set_in_child("avx-2")
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip() == _native.kernel_set()
     assert "POCKET_KERNELS=avx-2 is not a kernel set (portable, avx2, avx512, neon, neondot); ignored" in r.stderr
     for value in ("portable", ""):
-        r = child(value)
+        r = _kernel_set_in_child(value)
         assert r.returncode == 0 and "POCKET_KERNELS" not in r.stderr, r.stderr
         assert r.stdout.strip() == ("portable" if value else _native.kernel_set())
 
@@ -281,13 +284,9 @@ def test_capped_kernel_sets(cap):
     AVX2-only (NEON-only) CPU's kernels on this one (the table is chosen once per process,
     hence the child process, which also checks that the cap took)."""
     ids = [f"{os.path.abspath(__file__)}::test_opinfo[{n}]" for n in OPTIMIZED]
-    env = {**os.environ, "POCKET_KERNELS": cap}
-    # -P: the working directory stays off sys.path (the repo root's packaging/ folder would
-    # shadow the `packaging` library pytest imports)
-    r = subprocess.run([sys.executable, "-P", "-c", "from pocket import _native; print(_native.kernel_set())"],
-                       env=env, capture_output=True, text=True)
+    r = _kernel_set_in_child(cap)
     assert r.stdout.strip() == cap, r.stdout + r.stderr
     r = subprocess.run([sys.executable, "-P", "-m", "pytest", "-q", "-p", "no:cacheprovider", *ids],
-                       env=env, capture_output=True, text=True)
+                       env={**os.environ, "POCKET_KERNELS": cap}, capture_output=True, text=True)
     assert r.returncode == 0, r.stdout[-6000:] + r.stderr[-2000:]
     assert f"{len(OPTIMIZED)} passed" in r.stdout, r.stdout[-2000:]
