@@ -6,6 +6,34 @@
 
 namespace pocket {
 
+namespace {
+
+// One spin-wait step: tells the core this is a busy-wait (frees the sibling hyper-thread,
+// saves power) without leaving user space. sched_yield() costs a system call per step, which
+// on a VM delays the wake-up of a spinning thread by a microsecond or more.
+inline void cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield" ::: "memory");
+#endif
+}
+
+// Spins until done() or `budget` has passed; true when done() came first.
+template <typename Done>
+bool spin_until(Done done, std::chrono::microseconds budget) {
+  const auto until = std::chrono::steady_clock::now() + budget;
+  while (true) {
+    for (int i = 0; i < 64; ++i) {
+      if (done()) return true;
+      cpu_relax();
+    }
+    if (std::chrono::steady_clock::now() >= until) return done();
+  }
+}
+
+}  // namespace
+
 WorkerPool::WorkerPool(int num_threads) : num_threads_(num_threads < 1 ? 1 : num_threads) {}
 
 void WorkerPool::start_workers() {
@@ -50,16 +78,19 @@ void WorkerPool::run(size_t n, void (*fn)(void*, size_t), void* arg) {
   }
   wake_.notify_all();
   drain(n, fn, arg);
-  while (done_.load(std::memory_order_acquire) < n) std::this_thread::yield();
+  // The last tasks are running on workers: spin briefly, then give the core away (a worker may
+  // have been preempted).
+  const auto all_done = [&] { return done_.load(std::memory_order_acquire) >= n; };
+  if (!spin_until(all_done, std::chrono::microseconds(50)))
+    while (!all_done()) std::this_thread::yield();
 }
 
 void WorkerPool::work_loop() {
   uint64_t seen = 0;
   while (true) {
     // Spin for a short while: the next job usually comes within microseconds.
-    auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(200);
-    while (generation_.load(std::memory_order_acquire) == seen && std::chrono::steady_clock::now() < until)
-      std::this_thread::yield();
+    spin_until([&] { return generation_.load(std::memory_order_acquire) != seen; },
+               std::chrono::microseconds(200));
     size_t n;
     void (*fn)(void*, size_t);
     void* arg;
