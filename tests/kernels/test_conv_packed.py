@@ -132,7 +132,8 @@ def test_eager_reference_checks_shapes():
         torch.ops.pocket.conv2d_packed(args[0].double(), *args[1:])
 
 
-@pytest.mark.parametrize("shape", [(1, 3, 7, 9), (2, 16, 5, 6), (2, 20, 9, 3), (1, 1, 1, 5)])
+@pytest.mark.parametrize("shape", [(1, 3, 7, 9), (2, 16, 5, 6), (2, 20, 9, 3), (1, 1, 1, 5),
+                                   (2, 3, 50, 45), (1, 6, 40, 64)])  # few channels, > 2048 pixels a chunk
 @pytest.mark.parametrize("dims", [[0, 2, 3, 1], [0, 3, 1, 2]])
 @pytest.mark.parametrize("dtype", [torch.float32, torch.int32, torch.float64])
 def test_channel_permutes_at_chain_edges(shape, dims, dtype):

@@ -10,16 +10,7 @@
 
 #include "../portable/llm_util.h"
 #include "../portable/parts.h"
-
-// Put before the loops over a register tile's rows, columns and vectors (constant trip
-// counts): GCC 12 at -O3 otherwise keeps such arrays of vectors in memory.
-#if defined(__clang__)
-#define POCKET_UNROLL _Pragma("unroll")
-#elif defined(__GNUC__)
-#define POCKET_UNROLL _Pragma("GCC unroll 16")
-#else
-#define POCKET_UNROLL
-#endif
+#include "../portable/util.h"  // POCKET_UNROLL
 
 namespace pocket {
 namespace detail {

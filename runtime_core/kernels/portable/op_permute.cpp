@@ -8,6 +8,18 @@ namespace pocket {
 
 namespace {
 
+// Columns [c0, c1) of a (R, cols) matrix s, transposed into d (cols, R): each column's R
+// values are written together (R known at compile time: a few registers per column).
+template <int R>
+void interleave(const uint32_t* s, uint32_t* d, int64_t cols, int64_t c0, int64_t c1) {
+  for (int64_t c = c0; c < c1; ++c)
+    POCKET_UNROLL for (int r = 0; r < R; ++r) d[c * R + r] = s[r * cols + c];
+}
+
+using InterleaveFn = void (*)(const uint32_t*, uint32_t*, int64_t, int64_t, int64_t);
+constexpr InterleaveFn kInterleave[8] = {interleave<0>, interleave<1>, interleave<2>, interleave<3>,
+                                         interleave<4>, interleave<5>, interleave<6>, interleave<7>};
+
 // The layout changes at the edges of a channels-last chain (exporter/passes/channels_last.py):
 // [0, 2, 3, 1] (NCHW -> NHWC) and [0, 3, 1, 2] (back) of a contiguous 4-d tensor of 4-byte
 // elements, as a (rows, cols) -> (cols, rows) transpose per batch item in 8x8 blocks (the
@@ -25,17 +37,24 @@ bool transpose_channels(KernelContext& ctx, const Tensor& self, const IntList& d
   const uint32_t* src = self.data_as<const uint32_t>();
   uint32_t* dst = out.data_as<uint32_t>();
   constexpr int64_t B = 8;
+  if (rows < B) {  // few channels (a network's input): pixel by pixel, split over the pixels
+    constexpr int64_t kCols = 2048;
+    const int64_t col_chunks = (cols + kCols - 1) / kCols;
+    const InterleaveFn fn = kInterleave[rows];
+    ctx.parallel_for(n[0] * col_chunks, detail::grain_for(kCols * rows), [&](int64_t b0, int64_t b1) {
+      for (int64_t b = b0; b < b1; ++b) {
+        const int64_t item = b / col_chunks, c0 = b % col_chunks * kCols;
+        fn(src + item * rows * cols, dst + item * rows * cols, cols, c0, std::min(cols, c0 + kCols));
+      }
+    });
+    return true;
+  }
   const int64_t row_blocks = (rows + B - 1) / B;
   ctx.parallel_for(n[0] * row_blocks, detail::grain_for(B * cols), [&](int64_t b0, int64_t b1) {
     for (int64_t b = b0; b < b1; ++b) {
       const int64_t item = b / row_blocks, r0 = b % row_blocks * B, r1 = std::min(rows, r0 + B);
       const uint32_t* s = src + item * rows * cols;
       uint32_t* d = dst + item * rows * cols;
-      if (rows < B) {  // few channels (a network's input): one pass per channel
-        for (int64_t r = r0; r < r1; ++r)
-          for (int64_t c = 0; c < cols; ++c) d[c * rows + r] = s[r * cols + c];
-        continue;
-      }
       for (int64_t c0 = 0; c0 < cols; c0 += B) {
         const int64_t c1 = std::min(cols, c0 + B);
         for (int64_t c = c0; c < c1; ++c)

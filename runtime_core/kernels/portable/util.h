@@ -9,6 +9,17 @@
 
 #include "pocket/kernel.h"
 
+// Put before a loop with a small constant trip count (a register tile's rows, columns and
+// vectors; a pixel's channels): GCC 12 otherwise keeps such arrays of vectors in memory at
+// -O3, and at -O2 / -Os leaves the loop rolled.
+#if defined(__clang__)
+#define POCKET_UNROLL _Pragma("unroll")
+#elif defined(__GNUC__)
+#define POCKET_UNROLL _Pragma("GCC unroll 16")
+#else
+#define POCKET_UNROLL
+#endif
+
 namespace pocket {
 namespace detail {
 
