@@ -29,6 +29,61 @@ void HeapAllocator::reset() {
   blocks_.clear();
 }
 
+ScratchArena::~ScratchArena() { release_block(); }
+
+void ScratchArena::release_block() {
+  if (block_ == nullptr) return;
+  free(block_);
+  if (budget_ != nullptr) budget_->used -= size_;
+  block_ = nullptr;
+  size_ = 0;
+}
+
+#if defined(__SANITIZE_ADDRESS__)
+#define POCKET_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define POCKET_ASAN 1
+#endif
+#endif
+
+void* ScratchArena::allocate(size_t size, size_t alignment) {
+#if defined(POCKET_ASAN)
+  // Under AddressSanitizer every allocation is its own heap block, so that a kernel writing
+  // past its scratch is reported rather than landing in a neighbour's.
+  return spill_.allocate(size, alignment);
+#endif
+  if (alignment < sizeof(void*)) alignment = sizeof(void*);
+  asked_ += size + alignment;
+  const uintptr_t base = reinterpret_cast<uintptr_t>(block_);
+  const size_t at = static_cast<size_t>(((base + used_ + alignment - 1) & ~(uintptr_t(alignment) - 1)) - base);
+  if (block_ != nullptr && at <= size_ && size <= size_ - at) {
+    used_ = at + size;
+    return block_ + at;
+  }
+  return spill_.allocate(size, alignment);
+}
+
+void ScratchArena::reset() {
+  spill_.reset();
+  used_ = 0;
+  if (asked_ > size_) {
+    // Next time one block holds all of it (rounded up to 64 KiB: a few sizes, not one per
+    // increment). Without memory for it, calls go on from the heap.
+    const size_t want = (asked_ + 0xFFFF) & ~size_t(0xFFFF);
+    release_block();
+    if (budget_ == nullptr || want <= budget_->limit - budget_->used) {
+      void* p = nullptr;
+      if (posix_memalign(&p, 64, want) == 0) {
+        block_ = static_cast<uint8_t*>(p);
+        size_ = want;
+        if (budget_ != nullptr) budget_->used += want;
+      }
+    }
+  }
+  asked_ = 0;
+}
+
 uint64_t physical_memory_bytes() {
 #if defined(_SC_PHYS_PAGES) && defined(_SC_PAGESIZE)
   long pages = sysconf(_SC_PHYS_PAGES);

@@ -90,7 +90,7 @@ class Module {
   struct LoadedMethod {
     explicit LoadedMethod(MemoryBudget* budget) : memory(budget), temp(budget) {}
     HeapAllocator memory;
-    HeapAllocator temp;
+    ScratchArena temp;
     Method method;
     std::vector<StepProfile> profile;  // while profiling
   };

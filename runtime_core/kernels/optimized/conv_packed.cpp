@@ -4,11 +4,13 @@
 //       (mr) x one group of output channels (the wide tile's 32, else 16) of one batch item,
 //       ordered channel group first when the weights outgrow L1, so that a thread's run of
 //       units reads one weight panel (taps · c_in rows of 16 floats per block) while it is in
-//       cache. Per unit the driver points the tile at each tap's input pixel (a zero pixel in
-//       the padding), or with dilation 1 across at each kernel row's first pixel (k_w pixels
-//       are contiguous in x and in the panel: fewer, longer runs; rows crossing the padding
-//       are copied with zeros): no im2col, no packing; bias, residual and clamp are the
-//       tile's epilogue.
+//       cache. A convolution with padding first copies its input into a zero-padded image
+//       (one pass over x); then each output position's taps lie at fixed offsets from its
+//       first input pixel, and the driver hands the tile one pointer per position plus one
+//       offset per tap (made once per call), or with dilation 1 across one offset per kernel
+//       row (k_w pixels are contiguous in x and in the panel: fewer, longer runs): no im2col,
+//       no packing, no case for the borders; bias, residual and clamp are the tile's
+//       epilogue.
 //   depthwise: one output row per task, channels across vector lanes (kernels up to 16 rows
 //       high; taller ones run the portable kernel).
 #include <algorithm>
@@ -25,70 +27,56 @@ constexpr const char* kOp = "conv2d_packed";
 constexpr int64_t kMaxDwRows = 16;                 // conv_f32_dw_row's stack array of kernel rows
 constexpr int64_t kSmallWeightBytes = 16 * 1024;  // packed weights that stay in L1
 
-// rows[tap * mr + i]: position p0 + i's input pixel for each tap (positions past the plane
-// repeat its last one: computed, never stored).
-void point_rows(const ConvPackedArgs& a, const float* x, const float* zeros, int64_t p0, int mr,
-                const float** rows) {
+// The input with the convolution's zero padding around it, when it has any: batch items of
+// hp x wp pixels (the padded plane), so that every tap of every output position is a pixel
+// of it and a position's taps lie at fixed offsets from its first one.
+struct Image {
+  const float* x = nullptr;
+  int64_t hp = 0, wp = 0;
+};
+
+Error pad_input(KernelContext& ctx, const ConvPackedArgs& a, Image* im) {
+  const int64_t c = a.c_in, h = a.in[0], w = a.in[1], ph = a.pad[0], pw = a.pad[1];
+  im->hp = h + 2 * ph;
+  im->wp = w + 2 * pw;
+  if (ph == 0 && pw == 0) {
+    im->x = a.x;
+    return Error::Ok;
+  }
+  float* xp = nullptr;
+  Error e = temp_array(ctx, kOp, "the padded input", a.batch * im->hp * im->wp * c, &xp);
+  if (e != Error::Ok) return e;
+  const int64_t hp = im->hp, row = im->wp * c;
+  ctx.parallel_for(a.batch * hp, grain_for(row), [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r) {
+      float* dst = xp + r * row;
+      const int64_t n = r / hp, iy = r % hp - ph;
+      if (iy < 0 || iy >= h) {
+        std::fill(dst, dst + row, 0.0f);
+        continue;
+      }
+      std::fill(dst, dst + pw * c, 0.0f);
+      std::copy(a.x + ((n * h + iy) * w) * c, a.x + ((n * h + iy + 1) * w) * c, dst + pw * c);
+      std::fill(dst + (pw + w) * c, dst + row, 0.0f);
+    }
+  });
+  im->x = xp;
+  return Error::Ok;
+}
+
+// rows[i]: the first input pixel (tap 0) of output position p0 + i of batch item n
+// (positions past the plane repeat its last one: computed, never stored).
+void point_rows(const ConvPackedArgs& a, const Image& im, int64_t n, int64_t p0, int mr, const float** rows) {
   const int64_t P = a.out_plane(), c = a.c_in;
-  if (a.taps() == 1 && a.pad[0] == 0 && a.pad[1] == 0 && a.stride[0] == 1 && a.stride[1] == 1) {
-    for (int i = 0; i < mr; ++i) rows[i] = x + std::min(p0 + i, P - 1) * c;  // 1x1: the pixel itself
+  const float* x = im.x + n * im.hp * im.wp * c;
+  if (a.out[1] == im.wp && a.stride[0] == 1 && a.stride[1] == 1) {  // position p reads pixel p (1x1)
+    for (int i = 0; i < mr; ++i) rows[i] = x + std::min(p0 + i, P - 1) * c;
     return;
   }
   int64_t oy = p0 / a.out[1], ox = p0 % a.out[1];
   for (int i = 0; i < mr; ++i) {
-    if (p0 + i >= P) {
-      for (int64_t tap = 0; tap < a.taps(); ++tap) rows[tap * mr + i] = rows[tap * mr + i - 1];
-      continue;
-    }
-    const int64_t iy0 = oy * a.stride[0] - a.pad[0], ix0 = ox * a.stride[1] - a.pad[1];
-    for (int64_t ki = 0, tap = 0; ki < a.k[0]; ++ki) {
-      const int64_t iy = iy0 + ki * a.dil[0];
-      const bool row_in = iy >= 0 && iy < a.in[0];
-      for (int64_t kj = 0; kj < a.k[1]; ++kj, ++tap) {
-        const int64_t ix = ix0 + kj * a.dil[1];
-        rows[tap * mr + i] = row_in && ix >= 0 && ix < a.in[1] ? x + (iy * a.in[1] + ix) * c : zeros;
-      }
-    }
-    if (++ox == a.out[1]) {
-      ox = 0;
-      ++oy;
-    }
-  }
-}
-
-// Kernel columns merged (dilation 1 across: a kernel row's k_w pixels are k_w · c_in
-// contiguous floats of x, and k_w · c_in contiguous rows of the panel): rows[ki * mr + i]
-// points at the first pixel of kernel row ki for position p0 + i; a row that crosses the
-// left or right padding is copied to `scratch` with zeros in the padding.
-void point_rows_merged(const ConvPackedArgs& a, const float* x, const float* zeros, float* scratch, int64_t p0,
-                       int mr, const float** rows) {
-  const int64_t P = a.out_plane(), c = a.c_in, kw = a.k[1], run = kw * c;
-  int64_t oy = p0 / a.out[1], ox = p0 % a.out[1];
-  for (int i = 0; i < mr; ++i) {
-    if (p0 + i >= P) {
-      for (int64_t ki = 0; ki < a.k[0]; ++ki) rows[ki * mr + i] = rows[ki * mr + i - 1];
-      continue;
-    }
-    const int64_t iy0 = oy * a.stride[0] - a.pad[0], ix0 = ox * a.stride[1] - a.pad[1];
-    for (int64_t ki = 0; ki < a.k[0]; ++ki) {
-      const int64_t iy = iy0 + ki * a.dil[0];
-      const float*& r = rows[ki * mr + i];
-      if (iy < 0 || iy >= a.in[0]) {
-        r = zeros;
-      } else if (ix0 >= 0 && ix0 + kw <= a.in[1]) {
-        r = x + (iy * a.in[1] + ix0) * c;
-      } else {
-        float* buf = scratch + (ki * mr + i) * run;
-        for (int64_t kj = 0; kj < kw; ++kj) {
-          const int64_t ix = ix0 + kj;
-          if (ix >= 0 && ix < a.in[1])
-            std::copy(x + (iy * a.in[1] + ix) * c, x + (iy * a.in[1] + ix + 1) * c, buf + kj * c);
-          else
-            std::fill(buf + kj * c, buf + (kj + 1) * c, 0.0f);
-        }
-        r = buf;
-      }
-    }
+    rows[i] = x + (oy * a.stride[0] * im.wp + ox * a.stride[1]) * c;
+    if (p0 + i + 1 >= P) continue;
     if (++ox == a.out[1]) {
       ox = 0;
       ++oy;
@@ -104,26 +92,32 @@ Error dense(KernelContext& ctx, const ConvPackedArgs& a, const ConvF32Kernels& k
   const int64_t units = col_groups * a.batch * tiles, panel = taps * a.c_in * kConvPackLanes;
   const bool group_first = blocks * panel * 4 > kSmallWeightBytes;
   const int64_t slices = slice_count(ctx, units, mr * per_group * kConvPackLanes * taps * a.c_in);
-  // Kernel columns merged into one run of k_w · c_in values where dilation allows.
+  // Kernel columns merged where dilation allows: a kernel row's k_w pixels are k_w · c_in
+  // contiguous floats of the (padded) input and k_w · c_in contiguous rows of the panel.
   const bool merged = a.dil[1] == 1 && a.k[1] > 1;
-  const int64_t run = merged ? a.k[1] * a.c_in : a.c_in, scratch_n = merged ? mr * a.k[0] * run : 0;
-  float *bias = nullptr, *zeros = nullptr, *scratch = nullptr;
+  const int64_t tile_taps = merged ? a.k[0] : taps;
+  Image im;
+  float* bias = nullptr;
+  int64_t* offsets = nullptr;
   const float** rows = nullptr;
   Error e = temp_array(ctx, kOp, "the padded bias", blocks * kConvPackLanes, &bias);
-  if (e == Error::Ok) e = temp_array(ctx, kOp, "a zero pixel", run, &zeros);
-  if (e == Error::Ok) e = temp_array(ctx, kOp, "input pixel pointers", slices * mr * taps, &rows);
-  if (e == Error::Ok) e = temp_array(ctx, kOp, "rows in the padding", slices * scratch_n, &scratch);
+  if (e == Error::Ok) e = temp_array(ctx, kOp, "tap offsets", tile_taps, &offsets);
+  if (e == Error::Ok) e = temp_array(ctx, kOp, "input pixel pointers", slices * mr, &rows);
+  if (e == Error::Ok) e = pad_input(ctx, a, &im);
   if (e != Error::Ok) return e;
   std::fill(bias, bias + blocks * kConvPackLanes, 0.0f);
   if (a.bias != nullptr) std::copy(a.bias, a.bias + a.c_out, bias);
-  std::fill(zeros, zeros + run, 0.0f);
+  for (int64_t ki = 0, t = 0; ki < a.k[0]; ++ki)
+    for (int64_t kj = 0; kj < (merged ? 1 : a.k[1]); ++kj, ++t)
+      offsets[t] = (ki * a.dil[0] * im.wp + kj * a.dil[1]) * a.c_in;
   parallel_slices(ctx, units, slices, [&](int64_t sl, int64_t u0, int64_t u1) {
-    const float** r = rows + sl * mr * taps;
+    const float** r = rows + sl * mr;
     ConvF32Tile t;
     t.rows = r;
+    t.tap_offsets = offsets;
     t.block_stride = panel;
-    t.taps = merged ? a.k[0] : taps;
-    t.c_in = run;
+    t.taps = tile_taps;
+    t.c_in = merged ? a.k[1] * a.c_in : a.c_in;
     t.lo = a.out_min;
     t.hi = a.out_max;
     t.ldy = a.c_out;
@@ -134,11 +128,7 @@ Error dense(KernelContext& ctx, const ConvPackedArgs& a, const ConvF32Kernels& k
       const int64_t bt = group_first ? u % (a.batch * tiles) : u / col_groups, n = bt / tiles, p0 = bt % tiles * mr;
       const int64_t b0 = g * per_group, c0 = b0 * kConvPackLanes;
       const ConvF32TileFn& fn = b0 + 1 < blocks ? k.wide : k.narrow;
-      const float* x = a.x + n * a.in[0] * a.in[1] * a.c_in;
-      if (merged)
-        point_rows_merged(a, x, zeros, scratch + sl * scratch_n, p0, mr, r);
-      else
-        point_rows(a, x, zeros, p0, mr, r);
+      point_rows(a, im, n, p0, mr, r);
       const int64_t at = (n * P + p0) * a.c_out + c0;
       t.w = a.w + b0 * panel;
       t.bias = bias + c0;

@@ -185,13 +185,14 @@ struct ConvQ8Kernels {
 // ---- pocket::conv2d_packed (conv_f32_<isa>.cpp over conv_f32_tile.inc; driver conv_packed.cpp):
 // channels-last float32 convolution, weights in the file's packed layout (ConvPackedArgs).
 // Groups 1, an indirect GEMM: a tile computes mr output positions x nr output channels (1 or
-// 2 blocks of 16); for each kernel tap, rows[tap * mr + i] points at position i's input pixel
-// (c_in floats; a pixel of zeros in the padding). Per tap and input channel the block's 16
+// 2 blocks of 16); for each kernel tap, rows[i] + tap_offsets[tap] points at position i's
+// input pixel (c_in floats of the zero-padded input). Per tap and input channel the block's 16
 // weights are one row of its panel (no packing at run time), broadcast inputs times weight
 // vectors, no horizontal sums. Epilogue: y = clamp(acc + bias + res, lo, hi) (max, then min;
 // a NaN stays NaN), y and res rows ldy floats apart.
 struct ConvF32Tile {
-  const float* const* rows = nullptr;  // [taps][mr]
+  const float* const* rows = nullptr;  // [mr]: each position's first input pixel
+  const int64_t* tap_offsets = nullptr;  // [taps], in floats: a tap's pixel = rows[i] + offset
   const float* w = nullptr;            // the first block's panel (taps, c_in, 16)
   int64_t block_stride = 0;            // floats from one block's panel to the next
   int64_t taps = 0, c_in = 0;
