@@ -155,6 +155,7 @@ POOLS = [
     ((2, 9, 7, 5), [2, 3], [2, 1], [1, 0], [1, 2], False),
     ((1, 10, 11, 19), [3, 3], [], [1, 1], [1, 1], True),  # stride = kernel, ceil
     ((1, 5, 5, 3), [5, 5], [1, 1], [2, 2], [1, 1], False),
+    ((1, 6, 7, 37), [3, 3], [2, 2], [1, 1], [1, 1], False),  # runs of 16 channels and a tail
 ]
 
 
@@ -163,6 +164,7 @@ def test_max_pool2d_channels_last_matches_eager(shape, k, s, p, d, ceil):
     torch.manual_seed(0)
     x = torch.randn(shape)
     x[0, 1, 1, 0] = float("nan")
+    x[0, 2, 2, -1] = float("nan")
     want = torch.nn.functional.max_pool2d(x.permute(0, 3, 1, 2), k, s or None, p, d, ceil).permute(0, 2, 3, 1)
     want = want.contiguous()
     exact = dict(rtol=0, atol=0, equal_nan=True)
