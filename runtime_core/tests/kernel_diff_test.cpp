@@ -10,6 +10,7 @@
 //   - conv2d_q8 and conv2d_q8_packed: identical results (exact sums, the same scaling).
 //   - conv2d_packed (channels-last fp32, packed weights, residual, bounds): within 1e-5 of the
 //     unclamped portable result on absolute values.
+//   - max_pool2d_channels_last: identical results.
 //   - linear_q_packed: float32 scaling (the portable kernel: double), within 1e-5 of Σ|x|·max|w|;
 //     on unit scales integers, bit-exact.
 //   - linear_q and linear_q_packed with float16 scales and mins (GGUF's d and m): as above, and
@@ -774,6 +775,38 @@ void test_conv2d_packed(KernelFn portable, KernelFn fast, const char* set) {
   }
 }
 
+// pocket::max_pool2d_channels_last: a maximum picks one of its inputs, so the results must be
+// identical (NaN and the sign of zero: tests/kernels/test_conv_packed.py).
+void test_max_pool_channels_last(KernelFn portable, KernelFn fast, const char* set) {
+  struct PoolCase {
+    int64_t batch, h, w, c, k, stride, pad, dil;
+    bool ceil;
+  };
+  const std::vector<PoolCase> cases = {
+      {1, 32, 32, 16, 3, 2, 1, 1, false}, {2, 9, 7, 5, 2, 2, 1, 1, false}, {1, 10, 11, 37, 3, 3, 1, 1, true},
+      {1, 5, 6, 72, 5, 1, 2, 1, false},  {1, 12, 9, 21, 3, 1, 0, 2, false}, {1, 7, 7, 1, 3, 2, 1, 1, true},
+      {1, 20, 3, 64, 17, 1, 8, 1, false},  // taller than the optimized row's 16 kernel rows
+  };
+  for (const PoolCase& c : cases) {
+    int64_t out[2];
+    for (int d = 0; d < 2; ++d) {
+      const int64_t in = d == 0 ? c.h : c.w, span = c.dil * (c.k - 1) + 1, room = in + 2 * c.pad - span;
+      out[d] = (c.ceil ? (room + c.stride - 1) / c.stride : room / c.stride) + 1;
+      if (c.ceil && (out[d] - 1) * c.stride >= in + c.pad) --out[d];
+    }
+    const auto x = random_floats(c.batch * c.h * c.w * c.c, 3.0f);
+    char what[160];
+    std::snprintf(what, sizeof what, "[%s] pocket::max_pool2d_channels_last x[%lld,%lld,%lld,%lld] k%lld s%lld p%lld d%lld%s",
+                  set, (long long)c.batch, (long long)c.h, (long long)c.w, (long long)c.c, (long long)c.k,
+                  (long long)c.stride, (long long)c.pad, (long long)c.dil, c.ceil ? " ceil" : "");
+    check_case(what, portable, fast, [&](Args& a, bool) {
+      a.ptrs = {a.floats({c.batch, c.h, c.w, c.c}, x), a.ints({c.k, c.k}), a.ints({c.stride, c.stride}),
+                a.ints({c.pad, c.pad}), a.ints({c.dil, c.dil}), a.boolean(c.ceil),
+                a.output(c.batch * out[0] * out[1] * c.c)};
+    }, 0.0, false);
+  }
+}
+
 // ---- pocket::conv2d_q8 and conv2d_q8_packed: exact integer sums, the same scaling as the
 // portable kernel: identical results.
 
@@ -865,6 +898,7 @@ const std::vector<OpTest>& op_tests() {
       {"aten::convolution", test_convolution},
       {"pocket::convolution_clamp", test_convolution_clamp},
       {"pocket::conv2d_packed", test_conv2d_packed},
+      {"pocket::max_pool2d_channels_last", test_max_pool_channels_last},
       {"pocket::conv2d_q8", [](KernelFn p, KernelFn f, const char* s) { test_conv_q8("pocket::conv2d_q8", p, f, s); }},
       {"pocket::conv2d_q8_packed",
        [](KernelFn p, KernelFn f, const char* s) { test_conv_q8("pocket::conv2d_q8_packed", p, f, s); }},

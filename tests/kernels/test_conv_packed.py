@@ -171,9 +171,23 @@ def test_max_pool2d_channels_last_matches_eager(shape, k, s, p, d, ceil):
     torch.testing.assert_close(torch.ops.pocket.max_pool2d_channels_last(x, k, s, p, d, ceil), want, **exact)
     got = check("pocket::max_pool2d_channels_last", [x, k, s, p, d, ceil], expected=want)
     assert torch.isnan(got[0]).any()
-    for threads in (1, 2):
-        got = run_table("pocket::max_pool2d_channels_last", [x, k, s, p, d, ceil], want, "portable", threads)
-        torch.testing.assert_close(got, want, **exact)
+    for table in SETS:
+        for threads in (1, 2):
+            got = run_table("pocket::max_pool2d_channels_last", [x, k, s, p, d, ceil], want, table, threads)
+            torch.testing.assert_close(got, want, **exact, msg=lambda m: f"[{table}, {threads} threads]: {m}")
+
+
+def test_max_pool2d_channels_last_keeps_the_first_of_equal_values():
+    """ATen takes a value only when it is larger: of -0.0 and 0.0 in a window, the first one
+    read stays (its sign included), in every kernel set."""
+    g = torch.Generator().manual_seed(1)
+    signs = torch.randint(0, 2, (1, 6, 6, 21), generator=g).bool()
+    x = torch.where(signs, torch.tensor(-0.0), torch.tensor(0.0))
+    want = torch.nn.functional.max_pool2d(x.permute(0, 3, 1, 2), 3, 2, 1).permute(0, 2, 3, 1).contiguous()
+    assert want.signbit().any() and not want.signbit().all()
+    for table in SETS:
+        got = run_table("pocket::max_pool2d_channels_last", [x, [3, 3], [2, 2], [1, 1], [1, 1], False], want, table)
+        assert torch.equal(got.signbit(), want.signbit()), table
 
 
 def test_max_pool2d_channels_last_errors():

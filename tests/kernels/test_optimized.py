@@ -194,6 +194,16 @@ def conv2d_packed_cases():
                 torch.randn(y.shape) if g == 1 else None, cout, [s, s], [p, p], [d, d], g, None, None], y)
 
 
+def max_pool_channels_last_cases():
+    """Channels-last max pooling (NaN and signed zeros: test_conv_packed.py): vector runs and
+    tails of channels, padding, stride, dilation, ceil mode."""
+    for shape, k, s, p, d, ceil in [((1, 12, 12, 16), 3, 2, 1, 1, False), ((2, 7, 9, 37), 2, 1, 1, 2, True),
+                                    ((1, 5, 5, 3), 5, 1, 2, 1, False)]:
+        x = torch.randn(shape)
+        y = torch.nn.functional.max_pool2d(x.permute(0, 3, 1, 2), k, s, p, d, ceil).permute(0, 2, 3, 1)
+        yield [x, [k, k], [s, s], [p, p], [d, d], ceil], y.contiguous()
+
+
 def sdpa_cases():
     for hq, hkv, t, start, d in [(1, 1, 1, 0, 8), (4, 2, 1, 20, 64), (3, 1, 5, 7, 13), (2, 2, 3, 30, 40),
                                  (6, 3, 1, 50, 37), (2, 1, 33, 0, 16)]:
@@ -390,6 +400,7 @@ CASES = {
     "aten::convolution": convolution_cases,
     "pocket::conv2d_q8": conv2d_q8_cases,
     "pocket::conv2d_packed": conv2d_packed_cases,
+    "pocket::max_pool2d_channels_last": max_pool_channels_last_cases,
     "pocket::convolution_clamp": convolution_clamp_cases,
     "pocket::conv2d_q8_packed": conv2d_q8_packed_cases,
     "pocket::linear_q": linear_q_cases,
@@ -431,7 +442,7 @@ def test_optimized_matches_portable(op, table):
         elif op == "pocket::convolution_clamp":  # the unclamped convolution on |x|, |w|, |b| bounds it
             conv_args = absolute(args[:6]) + [False, [0] * (args[0].dim() - 2), args[6]]
             check(op, args, like, table, run("aten::convolution", conv_args, like), 1e-5)
-        elif op in ("pocket::conv2d_q8", "pocket::conv2d_q8_packed"):
+        elif op in ("pocket::conv2d_q8", "pocket::conv2d_q8_packed", "pocket::max_pool2d_channels_last"):
             check(op, args, like, table, 0, 0)
         elif op == "aten::native_layer_norm":
             check_layer_norm(args, like, table)

@@ -22,7 +22,7 @@ namespace {
 #include "conv_f32_tile.inc"
 
 extern const ConvF32Kernels kConvF32Avx2 = {conv_f32_tile_fn<Avx2F32, 6, 1>(), conv_f32_tile_fn<Avx2F32, 6, 1>(),
-                                            conv_f32_dw_row<Avx2F32>};
+                                            conv_f32_dw_row<Avx2F32>, max_pool_f32_row<Avx2F32>};
 
 }  // namespace detail
 }  // namespace pocket

@@ -13,6 +13,8 @@
 //       epilogue.
 //   depthwise: one output row per task, channels across vector lanes (kernels up to 16 rows
 //       high; taller ones run the portable kernel).
+// And of pocket::max_pool2d_channels_last, the pooling inside such a chain: one output row per
+// task, channels across vector lanes, as depthwise.
 #include <algorithm>
 
 #include "../portable/parallel_util.h"
@@ -24,7 +26,7 @@ namespace detail {
 namespace {
 
 constexpr const char* kOp = "conv2d_packed";
-constexpr int64_t kMaxDwRows = 16;                 // conv_f32_dw_row's stack array of kernel rows
+constexpr int64_t kMaxDwRows = 16;  // conv_f32_dw_row's and max_pool_f32_row's stack array of kernel rows
 constexpr int64_t kSmallWeightBytes = 16 * 1024;  // packed weights that stay in L1
 
 // The input with the convolution's zero padding around it, when it has any: batch items of
@@ -188,6 +190,36 @@ Error conv2d_packed_with(KernelContext& ctx, Value** args, const ConvF32Kernels&
   if (!a.depthwise()) return dense(ctx, a, k);
   if (a.k[0] <= kMaxDwRows) return depthwise(ctx, a, k);
   conv2d_packed_portable(ctx, a);
+  return Error::Ok;
+}
+
+Error max_pool2d_channels_last_with(KernelContext& ctx, Value** args, const ConvF32Kernels& k) {
+  MaxPoolChannelsLastArgs a;
+  Error e = prepare_max_pool2d_channels_last(ctx, args, &a);
+  if (e != Error::Ok) return e;
+  if (a.k[0] > kMaxDwRows) {  // the row function's stack array of kernel rows
+    max_pool2d_channels_last_portable(ctx, a);
+    return Error::Ok;
+  }
+  ctx.parallel_for(a.batch * a.out[0], grain_for(a.out[1] * a.c * a.k[0] * a.k[1]), [&](int64_t r0, int64_t r1) {
+    MaxPoolF32Row r;
+    r.c = a.c;
+    r.in_h = a.in[0];
+    r.in_w = a.in[1];
+    r.out_w = a.out[1];
+    for (int d = 0; d < 2; ++d) {
+      r.k[d] = a.k[d];
+      r.stride[d] = a.stride[d];
+      r.pad[d] = a.pad[d];
+      r.dil[d] = a.dil[d];
+    }
+    for (int64_t i = r0; i < r1; ++i) {
+      r.x = a.x + i / a.out[0] * a.in[0] * a.in[1] * a.c;
+      r.oy = i % a.out[0];
+      r.y = a.y + i * a.out[1] * a.c;
+      k.max_pool_row(r);
+    }
+  });
   return Error::Ok;
 }
 

@@ -71,6 +71,10 @@ template <const ConvF32Kernels& C>
 Error conv2d_packed_k(KernelContext& c, Value** a) {
   return conv2d_packed_with(c, a, C);
 }
+template <const ConvF32Kernels& C>
+Error max_pool_cl_k(KernelContext& c, Value** a) {
+  return max_pool2d_channels_last_with(c, a, C);
+}
 template <const SdpaRowFn& R, const WidenHalfFn& W>
 Error sdpa_k(KernelContext& c, Value** a) {
   return sdpa_with(c, a, R, W);
@@ -106,6 +110,7 @@ Error gelu_k(KernelContext& c, Value** a) {
         {"aten::linear", linear_k<G>}, {"aten::mm", mm_k<G>},                                    \
         {"pocket::conv2d_q8", conv2d_q8_k<Q, D>}, {"pocket::conv2d_q8_packed", conv2d_q8_packed_k<Q, D>}, \
         {"pocket::conv2d_packed", conv2d_packed_k<C>},                                           \
+        {"pocket::max_pool2d_channels_last", max_pool_cl_k<C>},                                  \
         {"pocket::convolution_clamp", conv_clamp_k<G, D>},                                       \
         {"pocket::linear_q", linear_q_k<G, F, I>}, {"pocket::linear_q_packed", linear_q_packed_k<I>}, \
         {"pocket::sdpa", sdpa_k<R, W>},                                                          \

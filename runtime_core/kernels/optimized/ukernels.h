@@ -231,9 +231,19 @@ inline void conv_f32_store(float v, const float* res, int j, float lo, float hi,
   v = v < lo ? lo : v;
   y[j] = v > hi ? hi : v;
 }
+// pocket::max_pool2d_channels_last: one output row, every column and channel, channels across
+// vector lanes; ATen's rule per window (the largest value, the first of equal ones; a NaN
+// wins; the padding never does).
+struct MaxPoolF32Row {
+  const float* x = nullptr;  // the batch item (in_h, in_w, c)
+  float* y = nullptr;        // (out_w, c)
+  int64_t c = 0, in_h = 0, in_w = 0, out_w = 0, oy = 0;
+  int64_t k[2] = {1, 1}, stride[2] = {1, 1}, pad[2] = {0, 0}, dil[2] = {1, 1};
+};
 struct ConvF32Kernels {
   ConvF32TileFn narrow, wide;  // 1 and 2 blocks of 16 channels (wide may equal narrow); same mr
   void (*dw_row)(const DwConvF32Row& r);
+  void (*max_pool_row)(const MaxPoolF32Row& r);
 };
 
 // ---- pocket::sdpa (sdpa_f32_<isa>.cpp)
@@ -343,6 +353,7 @@ Error sdpa_with(KernelContext& ctx, Value** args, SdpaRowFn row, WidenHalfFn wid
 Error conv2d_q8_with(KernelContext& ctx, Value** args, const ConvQ8Kernels& k, DwConv3x3Fn dw);
 Error conv2d_q8_packed_with(KernelContext& ctx, Value** args, const ConvQ8Kernels& k, DwConv3x3Fn dw);
 Error conv2d_packed_with(KernelContext& ctx, Value** args, const ConvF32Kernels& k);
+Error max_pool2d_channels_last_with(KernelContext& ctx, Value** args, const ConvF32Kernels& k);
 Error rms_norm_with_kernels(KernelContext& ctx, Value** args, const LlmKernels& k);
 Error rope_with_kernels(KernelContext& ctx, Value** args, const LlmKernels& k);
 Error swiglu_with_kernels(KernelContext& ctx, Value** args, const LlmKernels& k);

@@ -144,6 +144,19 @@ struct ConvPackedArgs {
 Error prepare_conv2d_packed(KernelContext& ctx, Value** args, ConvPackedArgs* a);
 void conv2d_packed_portable(KernelContext& ctx, const ConvPackedArgs& a);
 
+// ---- pocket::max_pool2d_channels_last: aten::max_pool2d (values only) of a channels-last
+// float32 x (batch, in_h, in_w, c) -> y (batch, out_h, out_w, c). prepare_ reads and checks the
+// window as ATen's pooling ops do and resizes y.
+struct MaxPoolChannelsLastArgs {
+  int64_t batch = 0, c = 0;
+  int64_t in[2] = {0, 0}, out[2] = {0, 0}, k[2] = {1, 1};  // (height, width)
+  int64_t stride[2] = {1, 1}, pad[2] = {0, 0}, dil[2] = {1, 1};
+  const float* x = nullptr;
+  float* y = nullptr;
+};
+Error prepare_max_pool2d_channels_last(KernelContext& ctx, Value** args, MaxPoolChannelsLastArgs* a);
+void max_pool2d_channels_last_portable(KernelContext& ctx, const MaxPoolChannelsLastArgs& a);
+
 // ---- pocket::linear_q (formats in schema/QUANTIZATION.md): y (m, n) from x (m, k) float32.
 struct LinearQProblem {
   QuantWeight w;                // (n, k)
