@@ -52,9 +52,10 @@ void* ScratchArena::allocate(size_t size, size_t alignment) {
   // Under AddressSanitizer every allocation is its own heap block, so that a kernel writing
   // past its scratch is reported rather than landing in a neighbour's.
   return spill_.allocate(size, alignment);
-#endif
+#else
   if (alignment < sizeof(void*)) alignment = sizeof(void*);
-  asked_ += size + alignment;
+  const size_t need = size + alignment;
+  asked_ = need < size || asked_ + need < asked_ ? SIZE_MAX : asked_ + need;  // saturating
   const uintptr_t base = reinterpret_cast<uintptr_t>(block_);
   const size_t at = static_cast<size_t>(((base + used_ + alignment - 1) & ~(uintptr_t(alignment) - 1)) - base);
   if (block_ != nullptr && at <= size_ && size <= size_ - at) {
@@ -62,26 +63,25 @@ void* ScratchArena::allocate(size_t size, size_t alignment) {
     return block_ + at;
   }
   return spill_.allocate(size, alignment);
+#endif
 }
 
 void ScratchArena::reset() {
   spill_.reset();
   used_ = 0;
-  if (asked_ > size_) {
-    // Next time one block holds all of it (rounded up to 64 KiB: a few sizes, not one per
-    // increment). Without memory for it, calls go on from the heap.
-    const size_t want = (asked_ + 0xFFFF) & ~size_t(0xFFFF);
-    release_block();
-    if (budget_ == nullptr || want <= budget_->limit - budget_->used) {
-      void* p = nullptr;
-      if (posix_memalign(&p, 64, want) == 0) {
-        block_ = static_cast<uint8_t*>(p);
-        size_ = want;
-        if (budget_ != nullptr) budget_->used += want;
-      }
-    }
-  }
+  // Next time one block holds all of this call's scratch (rounded up to 64 KiB: a few sizes,
+  // not one per increment). When the budget or the heap cannot give it, the old block stays
+  // and the rest keeps coming from the heap.
+  const size_t want = asked_ > SIZE_MAX - 0xFFFF ? 0 : (asked_ + 0xFFFF) & ~size_t(0xFFFF);
   asked_ = 0;
+  if (want <= size_) return;
+  if (budget_ != nullptr && want > budget_->limit - (budget_->used - size_)) return;
+  void* p = nullptr;
+  if (posix_memalign(&p, 64, want) != 0) return;
+  release_block();
+  block_ = static_cast<uint8_t*>(p);
+  size_ = want;
+  if (budget_ != nullptr) budget_->used += want;
 }
 
 uint64_t physical_memory_bytes() {

@@ -82,6 +82,24 @@ int main() {
   }
   CHECK(small.used == 0);
 
+  // A call the budget cannot hold: refused; the block kept so far stays, and the next calls of
+  // the old size still run from it.
+  MemoryBudget mid;
+  mid.limit = 128 << 10;
+  {
+    ScratchArena arena(&mid);
+    CHECK(arena.allocate(1000, 64) != nullptr);
+    arena.reset();
+    const uint64_t held = mid.used;
+    CHECK(arena.allocate(200 << 10, 64) == nullptr);  // over the limit on its own
+    arena.reset();
+    CHECK(mid.used == held);
+    CHECK(arena.allocate(1000, 64) != nullptr);
+    arena.reset();
+    CHECK(mid.used == held);
+  }
+  CHECK(mid.used == 0);
+
   std::printf("scratch_arena_test: %d checks passed, %d failed\n", passed, failed);
   return failed == 0 ? 0 : 1;
 }
