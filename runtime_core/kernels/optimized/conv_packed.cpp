@@ -144,6 +144,22 @@ Error dense(KernelContext& ctx, const ConvPackedArgs& a, const ConvF32Kernels& k
   return Error::Ok;
 }
 
+// The window geometry a row function reads (DwConvF32Row, MaxPoolF32Row), from its op's
+// arguments (ConvPackedArgs, MaxPoolChannelsLastArgs); c channels.
+template <class Args, class Row>
+void set_window(const Args& a, int64_t c, Row* r) {
+  r->c = c;
+  r->in_h = a.in[0];
+  r->in_w = a.in[1];
+  r->out_w = a.out[1];
+  for (int d = 0; d < 2; ++d) {
+    r->k[d] = a.k[d];
+    r->stride[d] = a.stride[d];
+    r->pad[d] = a.pad[d];
+    r->dil[d] = a.dil[d];
+  }
+}
+
 Error depthwise(KernelContext& ctx, const ConvPackedArgs& a, const ConvF32Kernels& k) {
   const float* bias = a.bias;
   if (bias == nullptr) {
@@ -156,18 +172,9 @@ Error depthwise(KernelContext& ctx, const ConvPackedArgs& a, const ConvF32Kernel
   const int64_t rows = a.batch * a.out[0], row = a.out[1] * a.c_out;
   ctx.parallel_for(rows, grain_for(row * a.taps()), [&](int64_t r0, int64_t r1) {
     DwConvF32Row r;
+    set_window(a, a.c_out, &r);
     r.w = a.w;
     r.bias = bias;
-    r.c = a.c_out;
-    r.in_h = a.in[0];
-    r.in_w = a.in[1];
-    r.out_w = a.out[1];
-    for (int d = 0; d < 2; ++d) {
-      r.k[d] = a.k[d];
-      r.stride[d] = a.stride[d];
-      r.pad[d] = a.pad[d];
-      r.dil[d] = a.dil[d];
-    }
     r.lo = a.out_min;
     r.hi = a.out_max;
     for (int64_t i = r0; i < r1; ++i) {
@@ -203,16 +210,7 @@ Error max_pool2d_channels_last_with(KernelContext& ctx, Value** args, const Conv
   }
   ctx.parallel_for(a.batch * a.out[0], grain_for(a.out[1] * a.c * a.k[0] * a.k[1]), [&](int64_t r0, int64_t r1) {
     MaxPoolF32Row r;
-    r.c = a.c;
-    r.in_h = a.in[0];
-    r.in_w = a.in[1];
-    r.out_w = a.out[1];
-    for (int d = 0; d < 2; ++d) {
-      r.k[d] = a.k[d];
-      r.stride[d] = a.stride[d];
-      r.pad[d] = a.pad[d];
-      r.dil[d] = a.dil[d];
-    }
+    set_window(a, a.c, &r);
     for (int64_t i = r0; i < r1; ++i) {
       r.x = a.x + i / a.out[0] * a.in[0] * a.in[1] * a.c;
       r.oy = i % a.out[0];
