@@ -796,8 +796,9 @@ void test_max_pool_channels_last(KernelFn portable, KernelFn fast, const char* s
     }
     const auto x = random_floats(c.batch * c.h * c.w * c.c, 3.0f);
     char what[160];
-    std::snprintf(what, sizeof what, "[%s] pocket::max_pool2d_channels_last x[%lld,%lld,%lld,%lld] k%lld s%lld p%lld d%lld%s",
-                  set, (long long)c.batch, (long long)c.h, (long long)c.w, (long long)c.c, (long long)c.k,
+    std::snprintf(what, sizeof what,
+                  "[%s] pocket::max_pool2d_channels_last x[%lld,%lld,%lld,%lld] k%lld s%lld p%lld d%lld%s", set,
+                  (long long)c.batch, (long long)c.h, (long long)c.w, (long long)c.c, (long long)c.k,
                   (long long)c.stride, (long long)c.pad, (long long)c.dil, c.ceil ? " ceil" : "");
     check_case(what, portable, fast, [&](Args& a, bool) {
       a.ptrs = {a.floats({c.batch, c.h, c.w, c.c}, x), a.ints({c.k, c.k}), a.ints({c.stride, c.stride}),

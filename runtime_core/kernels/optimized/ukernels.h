@@ -191,13 +191,13 @@ struct ConvQ8Kernels {
 // vectors, no horizontal sums. Epilogue: y = clamp(acc + bias + res, lo, hi) (max, then min;
 // a NaN stays NaN), y and res rows ldy floats apart.
 struct ConvF32Tile {
-  const float* const* rows = nullptr;  // [mr]: each position's first input pixel
+  const float* const* rows = nullptr;    // [mr]: each position's first input pixel
   const int64_t* tap_offsets = nullptr;  // [taps], in floats: a tap's pixel = rows[i] + offset
-  const float* w = nullptr;            // the first block's panel (taps, c_in, 16)
-  int64_t block_stride = 0;            // floats from one block's panel to the next
+  const float* w = nullptr;              // the first block's panel (taps, c_in, 16)
+  int64_t block_stride = 0;              // floats from one block's panel to the next
   int64_t taps = 0, c_in = 0;
-  const float* bias = nullptr;         // (nr): zeros past c_out or without bias
-  const float* res = nullptr;          // null: no residual
+  const float* bias = nullptr;           // (nr): zeros past c_out or without bias
+  const float* res = nullptr;            // null: no residual
   float lo = -INFINITY, hi = INFINITY;
   float* y = nullptr;
   int64_t ldy = 0;
