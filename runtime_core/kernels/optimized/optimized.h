@@ -11,7 +11,8 @@
 //            linear_q   pocket::linear_q
 //            linear_qp  pocket::linear_q_packed (4-bit weights in the kernels' layout)
 //            conv_q8    pocket::conv2d_q8, conv2d_q8_packed (static int8 convolution)
-//            conv       pocket::conv2d_packed (channels-last convolution, packed weights)
+//            conv       pocket::conv2d_packed (channels-last convolution, packed weights) and
+//                       pocket::max_pool2d_channels_last
 //            sdpa       pocket::sdpa
 //            llm        pocket::rms_norm, rope, swiglu (one set of row functions)
 //            nn         aten::native_layer_norm, _softmax (last dim), gelu on contiguous
@@ -43,9 +44,12 @@
 // de-quantizing 16 columns per step; whole-row de-quantization for the GEMM path).
 // gemm_f32_tile.inc is the fp32 GEMM (nt tiles reduced with one 4-way horizontal sum, nn
 // tiles over a packed panel of B; the ISA files only choose the traits and tile shapes).
-// New kernel families follow them. conv_f32_tile.inc is the loop of conv2d_packed (indirect GEMM tile: broadcast inputs x 16-channel weight rows,
-// bias + residual + clamp epilogue; depthwise rows with channels across lanes, 4 pixels per
-// pass), driven by conv_packed.cpp.
+// New kernel families follow them. conv_f32_tile.inc is the loop of conv2d_packed (indirect
+// GEMM tile over a zero-padded input: one pointer per output position plus one offset per
+// tap, broadcast inputs x 16-channel weight rows, bias + residual + clamp epilogue; depthwise
+// rows with channels across lanes, 4 pixels per pass) and of max_pool2d_channels_last (rows
+// with channels across lanes, ATen's max rule in the traits' pool_max), driven by
+// conv_packed.cpp.
 // The ISA-independent drivers are <op>.cpp (gemm.cpp, conv.cpp, linear_q.cpp, sdpa.cpp, llm.cpp, nn.cpp):
 // argument checks (shared with the portable kernels), threading, cache blocking, and the
 // portable fallback for cases the microkernels do not cover. table.cpp combines the best
