@@ -26,6 +26,11 @@ within 1e-5 relative).
         kernels read, so loading needs no copy) or, for groups of fewer than 4 output channels,
         as OIHW; then y clamped to [out_min, out_max] (either may be None): a ReLU or ReLU6 that
         followed the convolution
+    conv2d_q8_channels_last(x, weight, w_scales, bias, residual, x_scale, x_zero_point, kernel_size,
+                            stride, padding, dilation, groups, out_min, out_max)
+        conv2d_q8_packed on a channels-last x (N, H, W, C) -> (N, OH, OW, Cout); a residual
+        shaped as the output (or None) is added after the bias, before the clamp (ResNet's
+        relu(conv(x) + skip) as one op)
     x must be float32. NaN/inf activations are outside the contract (the kernels give finite
     garbage where these references give NaN).
 
@@ -195,6 +200,33 @@ def conv2d_q8_packed(x: Tensor, weight: Tensor, w_scales: Tensor, bias: Optional
 def _(x, weight, w_scales, bias, x_scale, x_zero_point, kernel_size, stride, padding, dilation, groups, out_min,
       out_max):
     return _conv_output(x, w_scales.shape[0], kernel_size, stride, padding, dilation)
+
+
+@torch.library.custom_op("pocket::conv2d_q8_channels_last", mutates_args=())
+def conv2d_q8_channels_last(x: Tensor, weight: Tensor, w_scales: Tensor, bias: Optional[Tensor],
+                            residual: Optional[Tensor], x_scale: float, x_zero_point: int, kernel_size: list[int],
+                            stride: list[int], padding: list[int], dilation: list[int], groups: int,
+                            out_min: Optional[float], out_max: Optional[float]) -> Tensor:
+    _check_nhwc(x)
+    y = conv2d_q8_packed(x.permute(0, 3, 1, 2), weight, w_scales, bias, x_scale, x_zero_point, kernel_size, stride,
+                         padding, dilation, groups, None, None).permute(0, 2, 3, 1)
+    if residual is not None:
+        y = y + residual
+    y = torch.clamp(y, out_min, out_max) if out_min is not None or out_max is not None else y
+    return y.contiguous()
+
+
+def _check_nhwc(x: Tensor) -> None:
+    if x.dim() != 4:
+        raise ValueError(f"conv2d_q8_channels_last: x must be 4-d (N, H, W, C), got {list(x.shape)}")
+
+
+@conv2d_q8_channels_last.register_fake
+def _(x, weight, w_scales, bias, residual, x_scale, x_zero_point, kernel_size, stride, padding, dilation, groups,
+      out_min, out_max):
+    _check_nhwc(x)
+    y = _conv_output(x.permute(0, 3, 1, 2), w_scales.shape[0], kernel_size, stride, padding, dilation)
+    return y.permute(0, 2, 3, 1).contiguous()
 
 
 # pocket::linear_q_packed's weight: a 4- or 8-bit linear_q weight stored as (N/16, K/step, 64)

@@ -808,8 +808,8 @@ void test_max_pool_channels_last(KernelFn portable, KernelFn fast, const char* s
   }
 }
 
-// ---- pocket::conv2d_q8 and conv2d_q8_packed: exact integer sums, the same scaling as the
-// portable kernel: identical results.
+// ---- pocket::conv2d_q8, conv2d_q8_packed and conv2d_q8_channels_last: exact integer sums,
+// the same scaling as the portable kernel: identical results.
 
 struct ConvQ8Case {
   int64_t batch, c_in, c_out, h, w, kh, kw, stride, pad, dil, groups, zero_point;
@@ -830,7 +830,8 @@ std::vector<int8_t> pack_conv(const std::vector<int8_t>& w, const ConvQ8Case& c)
 }
 
 void test_conv_q8(const char* op, KernelFn portable, KernelFn fast, const char* set) {
-  const bool packed = std::strcmp(op, "pocket::conv2d_q8_packed") == 0;
+  const bool cl = std::strcmp(op, "pocket::conv2d_q8_channels_last") == 0;  // NHWC x, y and residual
+  const bool packed = cl || std::strcmp(op, "pocket::conv2d_q8_packed") == 0;
   // Channels per group off every step and tile, positions off the tiles, depthwise 3x3
   // (stride 1 and 2: the fp32 depthwise microkernel on exact sums) and other small groups
   // (portable), extreme zero points, padding wider than the kernel.
@@ -842,6 +843,7 @@ void test_conv_q8(const char* op, KernelFn portable, KernelFn fast, const char* 
       {1, 4, 4, 3, 5, 3, 3, 1, 3, 1, 1, 0},      {1, 6, 6, 9, 9, 3, 3, 1, 1, 1, 6, 2},
       {2, 8, 8, 17, 13, 3, 3, 2, 1, 1, 8, -7},   {1, 5, 5, 2, 3, 3, 3, 1, 1, 1, 5, 0},
       {1, 4, 8, 9, 9, 3, 3, 2, 1, 1, 4, -1},     {1, 6, 6, 9, 9, 5, 5, 1, 2, 1, 6, 9},
+      {1, 261, 20, 4, 5, 3, 3, 1, 1, 1, 1, 5},   // channels-last pixels quantized in runs
   };
   const double clamps[3][2] = {{-INFINITY, INFINITY}, {0.0, INFINITY}, {0.0, 6.0}};
   int n_case = 0;
@@ -855,19 +857,24 @@ void test_conv_q8(const char* op, KernelFn portable, KernelFn fast, const char* 
     std::vector<float> scales(c.c_out), b = random_floats(c.c_out);
     for (float& v : scales) v = uniform(0.001f, 0.02f);
     const bool bias = n_case % 2 == 0;
+    const bool residual = cl && n_case % 4 < 2;
+    const auto res = random_floats(c.batch * c.c_out * oh * ow, 2.0f);
     const double* clamp = clamps[n_case++ % 3];
     const bool oihw = !packed || cout_g < 4;  // as the exporter stores depthwise weights
     const std::vector<int8_t> wp = oihw ? w : pack_conv(w, c);
-    char what[200];
-    std::snprintf(what, sizeof what, "[%s] %s x[%lld,%lld,%lld,%lld] c_out %lld k%lldx%lld s%lld p%lld d%lld g%lld zp%lld",
+    char what[220];
+    std::snprintf(what, sizeof what, "[%s] %s x[%lld,%lld,%lld,%lld] c_out %lld k%lldx%lld s%lld p%lld d%lld g%lld zp%lld%s",
                   set, op, (long long)c.batch, (long long)c.c_in, (long long)c.h, (long long)c.w, (long long)c.c_out,
                   (long long)c.kh, (long long)c.kw, (long long)c.stride, (long long)c.pad, (long long)c.dil,
-                  (long long)c.groups, (long long)c.zero_point);
+                  (long long)c.groups, (long long)c.zero_point, residual ? " residual" : "");
     auto make = [&](Args& a) {
       Value* weight = oihw ? a.tensor(ScalarType::Int8, {c.c_out, cin_g, c.kh, c.kw}, wp)
                            : a.tensor(ScalarType::Int8, {c.groups, (cout_g + 15) / 16, c.kh * c.kw, (cin_g + 3) / 4, 16, 4}, wp);
-      a.ptrs = {a.floats({c.batch, c.c_in, c.h, c.w}, x), weight, a.floats({c.c_out}, scales),
-                bias ? a.floats({c.c_out}, b) : a.none(), a.real(0.021), a.integer(c.zero_point)};
+      a.ptrs = {cl ? a.floats({c.batch, c.h, c.w, c.c_in}, x) : a.floats({c.batch, c.c_in, c.h, c.w}, x), weight,
+                a.floats({c.c_out}, scales), bias ? a.floats({c.c_out}, b) : a.none()};
+      if (cl) a.ptrs.push_back(residual ? a.floats({c.batch, oh, ow, c.c_out}, res) : a.none());
+      a.ptrs.push_back(a.real(0.021));
+      a.ptrs.push_back(a.integer(c.zero_point));
       if (packed) a.ptrs.push_back(a.ints({c.kh, c.kw}));
       for (Value* v : {a.ints({c.stride, c.stride}), a.ints({c.pad, c.pad}), a.ints({c.dil, c.dil}), a.integer(c.groups)})
         a.ptrs.push_back(v);
@@ -903,6 +910,8 @@ const std::vector<OpTest>& op_tests() {
       {"pocket::conv2d_q8", [](KernelFn p, KernelFn f, const char* s) { test_conv_q8("pocket::conv2d_q8", p, f, s); }},
       {"pocket::conv2d_q8_packed",
        [](KernelFn p, KernelFn f, const char* s) { test_conv_q8("pocket::conv2d_q8_packed", p, f, s); }},
+      {"pocket::conv2d_q8_channels_last",
+       [](KernelFn p, KernelFn f, const char* s) { test_conv_q8("pocket::conv2d_q8_channels_last", p, f, s); }},
       {"pocket::linear_q", test_linear_q},
       {"pocket::linear_q_packed", test_linear_q_packed},
       {"pocket::sdpa", test_sdpa},

@@ -13,7 +13,7 @@ Tolerances:
   rope and swiglu use the same bound, Σ|terms| being the portable kernel on absolute inputs
   (for rope with sin signed so that both terms of each output add; swiglu's vectorized exp
   is within 2 ulp).
-- conv2d_q8, conv2d_q8_packed: integer sums are exact and scaled as the portable kernel
+- conv2d_q8, conv2d_q8_packed, conv2d_q8_channels_last: integer sums are exact and scaled as the portable kernel
   does: identical.
 - linear_q with int8 activations: integer sums are exact and scaled in double, so
   |difference| <= 1e-6 * (|portable| + Σ|terms|); on inputs whose scales are all 1 the
@@ -392,6 +392,15 @@ def conv2d_q8_packed_cases():
                    *bounds[i % len(bounds)]], like
 
 
+def conv2d_q8_channels_last_cases():
+    """The packed cases on channels-last tensors, every other one with a residual."""
+    for i, (args, like) in enumerate(conv2d_q8_packed_cases()):
+        x, *rest = args
+        y = like.permute(0, 2, 3, 1).contiguous()
+        residual = torch.randn(y.shape) * 3 if i % 2 else None
+        yield [x.permute(0, 2, 3, 1).contiguous(), *rest[:3], residual, *rest[3:]], y
+
+
 CASES = {
     "aten::linear": linear_cases,
     "aten::mm": mm_cases,
@@ -403,6 +412,7 @@ CASES = {
     "pocket::max_pool2d_channels_last": max_pool_channels_last_cases,
     "pocket::convolution_clamp": convolution_clamp_cases,
     "pocket::conv2d_q8_packed": conv2d_q8_packed_cases,
+    "pocket::conv2d_q8_channels_last": conv2d_q8_channels_last_cases,
     "pocket::linear_q": linear_q_cases,
     "pocket::linear_q_packed": linear_q_packed_cases,
     "pocket::sdpa": sdpa_cases,
@@ -442,7 +452,8 @@ def test_optimized_matches_portable(op, table):
         elif op == "pocket::convolution_clamp":  # the unclamped convolution on |x|, |w|, |b| bounds it
             conv_args = absolute(args[:6]) + [False, [0] * (args[0].dim() - 2), args[6]]
             check(op, args, like, table, run("aten::convolution", conv_args, like), 1e-5)
-        elif op in ("pocket::conv2d_q8", "pocket::conv2d_q8_packed", "pocket::max_pool2d_channels_last"):
+        elif op in ("pocket::conv2d_q8", "pocket::conv2d_q8_packed", "pocket::conv2d_q8_channels_last",
+                    "pocket::max_pool2d_channels_last"):
             check(op, args, like, table, 0, 0)
         elif op == "aten::native_layer_norm":
             check_layer_norm(args, like, table)

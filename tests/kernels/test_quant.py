@@ -9,7 +9,7 @@ Tolerances:
 - fp32 activations (act_mode 0): the kernel dequantizes exactly like the reference but sums
   K float32 products in a different order than ATen's GEMM: differences of a few ulp of the
   partial sums (~1e-6 for these shapes) -> rtol 1e-5, atol 1e-5 (1e-4 for K = 512).
-- embedding_q, conv2d_q8 and conv2d_q8_packed are exact (same float32 / double operations,
+- embedding_q, conv2d_q8, conv2d_q8_packed and conv2d_q8_channels_last are exact (same float32 / double operations,
   exact integer sums).
 - float16 scales and mins (GGUF's d and m): the same tolerances; the kernels and the references
   give exactly what float32 scales of the same values give.
@@ -521,3 +521,44 @@ def test_conv2d_q8_packed_errors():
     fails({6: [0, 3]}, r"conv2d_q8_packed: kernel_size\[0\] is 0, expected 1 to")
     fails({11: float("nan")}, r"conv2d_q8_packed: out_min is NaN, expected a number or None")
     fails({5: -129}, r"conv2d_q8_packed: x_zero_point is -129, expected -128 to 127")
+
+
+# ---- conv2d_q8_channels_last: conv2d_q8_packed on NHWC tensors, a residual before the clamp
+
+
+def channels_last_args(packed, residual):
+    x, *rest = packed
+    return [x.permute(0, 2, 3, 1).contiguous(), *rest[:3], residual, *rest[3:]]
+
+
+@pytest.mark.parametrize("shape,c_out,k,stride,padding,dilation,groups", CONV2D_CASES)
+@pytest.mark.parametrize("bounds,with_residual", [((None, None), False), ((0.0, None), True), ((0.0, 6.0), False),
+                                                  ((-0.25, 0.5), True)])
+def test_conv2d_q8_channels_last(shape, c_out, k, stride, padding, dilation, groups, bounds, with_residual):
+    packed = packed_args(conv_args(shape, c_out, k, stride, padding, dilation, groups, True, 9))
+    y = reference("conv2d_q8_packed", packed).permute(0, 2, 3, 1)  # unclamped: packed has no bounds
+    residual = torch.randn(y.shape) if with_residual else None
+    args = channels_last_args(packed, residual)
+    args[-2:] = bounds
+    expected = reference("conv2d_q8_channels_last", args)
+    check("pocket::conv2d_q8_channels_last", args, rtol=0, atol=0, expected=expected)
+    want = y + residual if with_residual else y
+    assert torch.equal(expected, want.clamp(*bounds) if bounds != (None, None) else want)
+
+
+def test_conv2d_q8_channels_last_errors():
+    args = channels_last_args(packed_args(conv_args((1, 4, 6, 6), 2, (3, 3), (1, 1), (0, 0), (1, 1), 1, True, 0)),
+                              None)
+    fails = failing("pocket::conv2d_q8_channels_last", args, (1, 4, 4, 2))
+
+    fails({0: args[0][0]}, r"conv2d_q8_channels_last: x \[6, 6, 4\] and weight \[1, 1, 9, 1, 16, 4\] must be 4-d "
+                           r"\(NHWC\) and 6-d \(packed\)")
+    fails({0: args[0].permute(0, 3, 1, 2).contiguous()},
+          r"conv2d_q8_channels_last: weight has shape \[1, 1, 9, 1, 16, 4\], expected \[1, 1, 9, 2, 16, 4\] for 6 "
+          r"input and 2 output channels")
+    fails({4: torch.randn(1, 2, 4, 4)}, r"conv2d_q8_channels_last: residual has shape \[1, 2, 4, 4\], expected "
+                                        r"the output's \[1, 4, 4, 2\]")
+    fails({4: torch.randn(1, 4, 4, 2).double()}, r"conv2d_q8_channels_last: residual has dtype float64")
+    fails({12: float("nan")}, r"conv2d_q8_channels_last: out_min is NaN, expected a number or None")
+    fails({6: -129}, r"conv2d_q8_channels_last: x_zero_point is -129, expected -128 to 127")
+    fails({5: -1.0}, r"conv2d_q8_channels_last: x_scale is -1, expected a positive finite float32")

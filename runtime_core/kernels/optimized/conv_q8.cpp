@@ -1,11 +1,15 @@
-// Driver of pocket::conv2d_q8 and conv2d_q8_packed: an indirect GEMM (after XNNPACK's igemm)
-// on the input quantized once to channels-last, with the same results as the portable kernel.
+// Driver of pocket::conv2d_q8, conv2d_q8_packed and conv2d_q8_channels_last: an indirect GEMM
+// (after XNNPACK's igemm) on the input quantized once, with the same results as the portable
+// kernel.
 //   1. x (batch, c_in, h, w) float32 -> xq (batch, groups, steps, h + 2 pad_h, w + 2 pad_w, 4):
 //      each value quantized as the portable kernel does it (conv_q8_quantize), stored as the
 //      variant's element (see ConvQ8Tile in ukernels.h), a quad of a pixel's channels
 //      together; the border and the channels past c_in / groups (up to steps · 4; their
 //      weights are zero) hold the padding value. Every tap of every output position lies
-//      inside: the tiles' input pointers need no bounds checks.
+//      inside: the tiles' input pointers need no bounds checks. A channels-last x (groups 1)
+//      becomes xq (batch, h + 2 pad_h, w + 2 pad_w, steps · 4) instead: a pixel's channels are
+//      contiguous in x, so each input row quantizes as one run, and the steps of a pixel lie
+//      side by side for the tile.
 //   2. The weights: every variant reads the file's packed layout (conv2d_q8_packed) as it is;
 //      for conv2d_q8 the OIHW weight is packed into it first. Each channel gets its corr (i8
 //      only), mult and bias.
@@ -45,6 +49,8 @@ struct Plan {
   int64_t cout_pad;            // per-channel array entries per group
   int32_t pad_value;           // the stored element of padding
   int64_t blocks;              // weight blocks (of 16 channels) per group
+  int64_t pixel;               // xq elements per pixel: 4, or steps · 4 channels-last
+  int64_t x_step;              // xq elements between a pixel's steps
 };
 
 int64_t round_up(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
@@ -136,6 +142,29 @@ void quantize_planes(const Plan& p, E* xq, int64_t u0, int64_t u1) {
   }
 }
 
+// Padded rows [r0, r1) of a channels-last xq (row = batch item * hp + padded row).
+template <typename E>
+void quantize_rows(const Plan& p, E* xq, int64_t r0, int64_t r1) {
+  const ConvQ8Args& s = p.s;
+  const float scale = static_cast<float>(s.x_scale);
+  const float lo = static_cast<float>(-128 - s.zero_point), hi = static_cast<float>(127 - s.zero_point);
+  const E pad = static_cast<E>(p.pad_value);
+  const int32_t offset = sizeof(E) == 1 ? static_cast<int32_t>(s.zero_point) + p.k.byte_offset : 0;
+  const int64_t h = s.in[0], w = s.in[1], ph = s.pad[0], pw = s.pad[1], row_size = p.wp * p.pixel;
+  for (int64_t r = r0; r < r1; ++r) {
+    E* row = xq + r * row_size;
+    const int64_t n = r / p.hp, ih = r % p.hp - ph;
+    if (ih < 0 || ih >= h) {
+      std::fill(row, row + row_size, pad);
+      continue;
+    }
+    std::fill(row, row + pw * p.pixel, pad);
+    std::fill(row + (pw + w) * p.pixel, row + row_size, pad);
+    p.k.quantize_pixels(s.x + (n * h + ih) * w * s.c_in, w, s.c_in, p.pixel, scale, lo, hi, offset, p.pad_value,
+                        row + pw * p.pixel);
+  }
+}
+
 // The first input pixel (tap 0) of each output position [p0, p0 + mr) of batch item n, group g.
 template <typename E>
 void fill_rows(const Plan& p, const E* xq, int64_t n, int64_t g, int64_t p0, int mr, const void** rows) {
@@ -143,7 +172,7 @@ void fill_rows(const Plan& p, const E* xq, int64_t n, int64_t g, int64_t p0, int
   const E* image = xq + (n * s.groups + g) * p.steps * p.hp * p.wp * kKc;
   for (int i = 0; i < mr; ++i) {
     const int64_t pos = std::min(p0 + i, s.out_plane() - 1);  // rows past the end repeat the last
-    rows[i] = image + (pos / s.out[1] * s.stride[0] * p.wp + pos % s.out[1] * s.stride[1]) * kKc;
+    rows[i] = image + (pos / s.out[1] * s.stride[0] * p.wp + pos % s.out[1] * s.stride[1]) * p.pixel;
   }
 }
 
@@ -183,9 +212,13 @@ Error run(KernelContext& ctx, const Plan& p) {
   if (e == Error::Ok) e = temp_array(ctx, op, "tap offsets", p.taps, &tap_offsets);
   if (e != Error::Ok) return e;
   for (int64_t kh = 0, tap = 0; kh < s.k[0]; ++kh)
-    for (int64_t kw = 0; kw < s.k[1]; ++kw, ++tap) tap_offsets[tap] = (kh * s.dil[0] * p.wp + kw * s.dil[1]) * kKc;
+    for (int64_t kw = 0; kw < s.k[1]; ++kw, ++tap) tap_offsets[tap] = (kh * s.dil[0] * p.wp + kw * s.dil[1]) * p.pixel;
   const int8_t* w = packed_here ? wp : s.w;
-  ctx.parallel_for(planes, grain_for(plane_size * 4), [&](int64_t u0, int64_t u1) { quantize_planes(p, xq, u0, u1); });
+  if (s.channels_last)
+    ctx.parallel_for(s.batch * p.hp, grain_for(p.wp * p.pixel * 4),
+                     [&](int64_t r0, int64_t r1) { quantize_rows(p, xq, r0, r1); });
+  else
+    ctx.parallel_for(planes, grain_for(plane_size * 4), [&](int64_t u0, int64_t u1) { quantize_planes(p, xq, u0, u1); });
   ctx.parallel_for(s.groups, grain_for(p.cout_g * p.cin_g * p.taps), [&](int64_t g0, int64_t g1) {
     for (int64_t g = g0; g < g1; ++g) channel_params(p, g, corr, mult, bias);
   });
@@ -199,8 +232,9 @@ Error run(KernelContext& ctx, const Plan& p) {
     t.tap_offsets = tap_offsets;
     t.taps = p.taps;
     t.steps = p.steps;
-    t.x_step = plane_size;
+    t.x_step = p.x_step;
     t.plane = out_plane;
+    t.ldy = s.channels_last ? s.c_out : 0;
     t.lo = s.out_min;
     t.hi = s.out_max;
     for (int64_t u = u0; u < u1; ++u) {
@@ -213,7 +247,10 @@ Error run(KernelContext& ctx, const Plan& p) {
         t.corr = corr + g * p.cout_pad + oc0;
         t.mult = mult + g * p.cout_pad + oc0;
         t.bias = bias + g * p.cout_pad + oc0;
-        t.y = s.y + (n * s.c_out + g * p.cout_g + oc0) * out_plane + p0;
+        const int64_t at = s.channels_last ? (n * out_plane + p0) * s.c_out + oc0
+                                           : (n * s.c_out + g * p.cout_g + oc0) * out_plane + p0;
+        t.y = s.y + at;
+        t.res = s.res != nullptr ? s.res + at : nullptr;
         t.cols_n = static_cast<int>(std::min<int64_t>(f.nr, p.cout_g - oc0));
         f.fn(t);
         oc0 += f.nr;
@@ -263,6 +300,7 @@ Error run_depthwise(KernelContext& ctx, const ConvQ8Args& s, const ConvQ8Kernels
 Error run_with(KernelContext& ctx, const ConvQ8Args& s, const ConvQ8Kernels& k, DwConv3x3Fn dw) {
   const int64_t cin_g = s.cin_g(), cout_g = s.cout_g();
   const ConvQ8TileFn tile = cout_g > k.narrow.nr ? k.wide : k.narrow;
+  if (s.channels_last && s.groups != 1) return conv2d_q8_portable(ctx, s);
   if (cout_g < kMinTileChannels)
     return !s.packed && is_depthwise3x3(s) ? run_depthwise(ctx, s, k, dw) : conv2d_q8_portable(ctx, s);
   const int32_t pad_value = k.elem_bytes == 1 ? static_cast<int32_t>(s.zero_point) + k.byte_offset : 0;
@@ -278,7 +316,9 @@ Error run_with(KernelContext& ctx, const ConvQ8Args& s, const ConvQ8Kernels& k, 
                s.in[1] + 2 * s.pad[1],
                round_up(cout_g, kMaxNr),
                pad_value,
-               s.blocks()};
+               s.blocks(),
+               s.channels_last ? s.quads() * kKc : kKc,
+               s.channels_last ? kKc : (s.in[0] + 2 * s.pad[0]) * (s.in[1] + 2 * s.pad[1]) * kKc};
   return k.elem_bytes == 1 ? run<uint8_t>(ctx, p) : run<int16_t>(ctx, p);
 }
 
@@ -294,6 +334,12 @@ Error conv2d_q8_packed_with(KernelContext& ctx, Value** args, const ConvQ8Kernel
   ConvQ8Args s;
   Error e = prepare_conv2d_q8_packed(ctx, args, &s);
   return e != Error::Ok ? e : run_with(ctx, s, k, dw);
+}
+
+Error conv2d_q8_channels_last_with(KernelContext& ctx, Value** args, const ConvQ8Kernels& k) {
+  ConvQ8Args s;
+  Error e = prepare_conv2d_q8_channels_last(ctx, args, &s);
+  return e != Error::Ok ? e : run_with(ctx, s, k, nullptr);
 }
 
 }  // namespace detail

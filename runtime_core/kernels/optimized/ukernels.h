@@ -134,7 +134,8 @@ struct LinearQI8Kernels {
   const LinearQPKernels* packed;  // pocket::linear_q_packed
 };
 
-// ---- pocket::conv2d_q8, conv2d_q8_packed (conv_q8_<variant>_<isa>.cpp): an indirect GEMM over
+// ---- pocket::conv2d_q8, conv2d_q8_packed, conv2d_q8_channels_last (conv_q8_<variant>_<isa>.cpp):
+// an indirect GEMM over
 // the quantized input (the driver, conv_q8.cpp, makes the layouts). A tile computes mr output
 // positions x nr output channels of one group: for each kernel tap, rows[i] + tap_offsets[tap]
 // points at position i's input pixel for that tap, 4 channels (a step), the next step x_step
@@ -162,6 +163,8 @@ struct ConvQ8Tile {
   float lo = -INFINITY, hi = INFINITY;     // output clamp
   float* y = nullptr;                      // y[j * plane + i]: output channel j, position i
   int64_t plane = 0;
+  int64_t ldy = 0;                         // not 0: channels-last, y[i * ldy + j] (plane unused)
+  const float* res = nullptr;              // channels-last: added before the clamp, as y
   int rows_n = 0, cols_n = 0;              // positions and channels to store (<= mr, nr)
 };
 struct ConvQ8TileFn {
@@ -174,11 +177,17 @@ using ConvQ8RowFn = void (*)(const float* const* src, int64_t w, float scale, fl
                              int32_t pad, void* out);
 // out[i] = float(conv_q8_quantize(x[i], scale, lo, hi)) for i < n.
 using ConvQ8FloatsFn = void (*)(const float* x, int64_t n, float scale, float lo, float hi, float* out);
+// n channels-last pixels of c floats to pixels of c_pad stored elements (c_pad >= c, a
+// multiple of 4): out[p * c_pad + j] = conv_q8_quantize(x[p * c + j], ...) + offset, or pad
+// for j >= c.
+using ConvQ8PixelsFn = void (*)(const float* x, int64_t n, int64_t c, int64_t c_pad, float scale, float lo,
+                                float hi, int32_t offset, int32_t pad, void* out);
 struct ConvQ8Kernels {
   int elem_bytes;   // 2 (i16) or 1 (i8)
   int byte_offset;  // i8: added to xq (128 or 0)
   ConvQ8RowFn quantize_row;
   ConvQ8FloatsFn quantize_floats;
+  ConvQ8PixelsFn quantize_pixels;
   ConvQ8TileFn narrow, wide;  // wide when a group has more output channels than narrow.nr; same mr
 };
 
@@ -352,6 +361,7 @@ Error linear_q_with(KernelContext& ctx, Value** args, const GemmKernels& g, cons
 Error sdpa_with(KernelContext& ctx, Value** args, SdpaRowFn row, WidenHalfFn widen);
 Error conv2d_q8_with(KernelContext& ctx, Value** args, const ConvQ8Kernels& k, DwConv3x3Fn dw);
 Error conv2d_q8_packed_with(KernelContext& ctx, Value** args, const ConvQ8Kernels& k, DwConv3x3Fn dw);
+Error conv2d_q8_channels_last_with(KernelContext& ctx, Value** args, const ConvQ8Kernels& k);
 Error conv2d_packed_with(KernelContext& ctx, Value** args, const ConvF32Kernels& k);
 Error max_pool2d_channels_last_with(KernelContext& ctx, Value** args, const ConvF32Kernels& k);
 Error rms_norm_with_kernels(KernelContext& ctx, Value** args, const LlmKernels& k);

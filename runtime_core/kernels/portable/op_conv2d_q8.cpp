@@ -1,5 +1,6 @@
 // pocket::conv2d_q8(Tensor x, Tensor qweight, Tensor w_scales, Tensor? bias, float x_scale, int x_zero_point, int[] stride, int[] padding, int[] dilation, int groups) -> Tensor
 // pocket::conv2d_q8_packed(Tensor x, Tensor weight, Tensor w_scales, Tensor? bias, float x_scale, int x_zero_point, int[] kernel_size, int[] stride, int[] padding, int[] dilation, int groups, float? out_min, float? out_max) -> Tensor
+// pocket::conv2d_q8_channels_last(Tensor x, Tensor weight, Tensor w_scales, Tensor? bias, Tensor? residual, float x_scale, int x_zero_point, int[] kernel_size, int[] stride, int[] padding, int[] dilation, int groups, float? out_min, float? out_max) -> Tensor
 //
 // 2d convolution of x (B, Cin, H, W) float32, quantized per tensor to int8 with x_scale and
 // x_zero_point, with an int8 weight (Cout, Cin / groups, kh, kw) quantized per output channel
@@ -8,6 +9,8 @@
 //   acc = Σ xq · w over the window (exact int32; zero padding is 0 in this domain)
 //   y = float(acc * (x_scale * w_scale[c])) + bias[c]        product in double
 // The packed op's weight layouts are in parts.h (ConvQ8Args); its output is then clamped.
+// The channels-last op takes x (B, H, W, Cin) and gives (B, OH, OW, Cout), adding the
+// residual (shaped as y, or None) after the bias and before the clamp.
 // x is quantized once into temp memory (int16 holds xq - zp); each output channel
 // accumulates one int32 plane, one kernel tap at a time along contiguous output rows, the
 // planes split over the threads. The optimized kernels (kernels/optimized/conv_q8.cpp) give
@@ -64,12 +67,17 @@ void run_planes(const ConvQ8Args& s, const int8_t* w, const int16_t* xq, int32_t
     for (int64_t icg = 0; icg < cin_g; ++icg)
       conv_plane(xq + (b * s.c_in + g * cin_g + icg) * in_plane, w + (oc * cin_g + icg) * k_plane, acc, s);
     const double m = s.x_scale * static_cast<double>(s.w_scales[oc]);
-    float* yp = s.y + plane * out_plane;
-    for (int64_t i = 0; i < out_plane; ++i) yp[i] = static_cast<float>(acc[i] * m);
+    // y[i * ys] is position i of this plane's channel (NCHW: contiguous; channels-last: c_out apart)
+    const int64_t at = s.channels_last ? b * out_plane * s.c_out + oc : plane * out_plane;
+    const int64_t ys = s.channels_last ? s.c_out : 1;
+    float* yp = s.y + at;
+    for (int64_t i = 0; i < out_plane; ++i) yp[i * ys] = static_cast<float>(acc[i] * m);
     if (s.bias != nullptr)
-      for (int64_t i = 0; i < out_plane; ++i) yp[i] += s.bias[oc];
+      for (int64_t i = 0; i < out_plane; ++i) yp[i * ys] += s.bias[oc];
+    if (s.res != nullptr)
+      for (int64_t i = 0; i < out_plane; ++i) yp[i * ys] += s.res[at + i * ys];
     if (s.out_min > -INFINITY || s.out_max < INFINITY)
-      for (int64_t i = 0; i < out_plane; ++i) yp[i] = conv_q8_clamp(yp[i], s.out_min, s.out_max);
+      for (int64_t i = 0; i < out_plane; ++i) yp[i * ys] = conv_q8_clamp(yp[i * ys], s.out_min, s.out_max);
   }
 }
 
@@ -89,13 +97,16 @@ void unpack(const ConvQ8Args& s, int8_t* w) {
 
 // Where an op's arguments are (the two ops differ in the weight and kernel_size).
 struct Layout {
-  int stride, padding, dilation, groups, out;
-  int kernel_size;  // -1: from the weight's shape
+  int x_scale, stride, padding, dilation, groups, out;
+  int kernel_size;  // -1: from the weight's shape (and no out_min / out_max)
+  int residual;     // -1: none
+  bool channels_last;
   const char* weight;
   const char* op;
 };
-constexpr Layout kPlain = {6, 7, 8, 9, 10, -1, "qweight", "conv2d_q8"};
-constexpr Layout kPacked = {7, 8, 9, 10, 13, 6, "weight", "conv2d_q8_packed"};
+constexpr Layout kPlain = {4, 6, 7, 8, 9, 10, -1, -1, false, "qweight", "conv2d_q8"};
+constexpr Layout kPacked = {4, 7, 8, 9, 10, 13, 6, -1, false, "weight", "conv2d_q8_packed"};
+constexpr Layout kChannelsLast = {5, 8, 9, 10, 11, 14, 7, 4, true, "weight", "conv2d_q8_channels_last"};
 
 Error check_tensors(KernelContext& ctx, const Tensor& x, const Tensor& w, const Tensor& out, const Layout& l,
                     const char* kOp) {
@@ -105,8 +116,9 @@ Error check_tensors(KernelContext& ctx, const Tensor& x, const Tensor& w, const 
   if (e != Error::Ok) return e;
   char a[128], b[128];
   if (x.dim != 4 || !(w.dim == 4 || (w.dim == 6 && l.kernel_size >= 0)))
-    return ctx.fail(Error::InvalidArgument, "%s: x %s and %s %s must be 4-d (NCHW) and %s", kOp,
+    return ctx.fail(Error::InvalidArgument, "%s: x %s and %s %s must be 4-d (%s) and %s", kOp,
                     shape_string(x.sizes, x.dim, a, sizeof a), l.weight, shape_string(w.sizes, w.dim, b, sizeof b),
+                    l.channels_last ? "NHWC" : "NCHW",
                     l.kernel_size < 0 ? "4-d (OIHW)" : "6-d (packed) or 4-d (OIHW)");
   return Error::Ok;
 }
@@ -186,20 +198,21 @@ Error parse(KernelContext& ctx, Value** args, const Layout& l, ConvQ8Args* s) {
   const Tensor& w = args[1]->tensor;
   Error e = check_tensors(ctx, x, w, args[l.out]->tensor, l, kOp);
   if (e != Error::Ok) return e;
+  s->channels_last = l.channels_last;
   s->batch = x.sizes[0];
-  s->c_in = x.sizes[1];
+  s->c_in = x.sizes[l.channels_last ? 3 : 1];
   s->groups = args[l.groups]->i;
-  s->x_scale = args[4]->d;
-  s->zero_point = args[5]->i;
+  s->x_scale = args[l.x_scale]->d;
+  s->zero_point = args[l.x_scale + 1]->i;
   s->packed = w.dim == 6;
   for (int a = 0; a < 2; ++a) {
-    s->in[a] = x.sizes[2 + a];
+    s->in[a] = x.sizes[l.channels_last ? 1 + a : 2 + a];
     s->k[a] = w.sizes[2 + a];
   }
   if (l.kernel_size >= 0) {
     e = expand_param(ctx, kOp, "kernel_size", args[l.kernel_size]->int_list, 2, 1, s->k);
-    if (e == Error::Ok) e = read_bound(ctx, kOp, *args[11], "out_min", -INFINITY, &s->out_min);
-    if (e == Error::Ok) e = read_bound(ctx, kOp, *args[12], "out_max", INFINITY, &s->out_max);
+    if (e == Error::Ok) e = read_bound(ctx, kOp, *args[l.groups + 1], "out_min", -INFINITY, &s->out_min);
+    if (e == Error::Ok) e = read_bound(ctx, kOp, *args[l.groups + 2], "out_max", INFINITY, &s->out_max);
     if (e != Error::Ok) return e;
   }
   e = expand_param(ctx, kOp, "stride", args[l.stride]->int_list, 2, 1, s->stride);
@@ -229,7 +242,21 @@ Error prepare(KernelContext& ctx, Value** args, const Layout& l, ConvQ8Args* s) 
   if (e != Error::Ok) return e;
   const char* kOp = s->op;
   Tensor& out = args[l.out]->tensor;
-  const int64_t sizes[4] = {s->batch, s->c_out, s->out[0], s->out[1]};
+  const int64_t nchw[4] = {s->batch, s->c_out, s->out[0], s->out[1]};
+  const int64_t nhwc[4] = {s->batch, s->out[0], s->out[1], s->c_out};
+  const int64_t* sizes = l.channels_last ? nhwc : nchw;
+  if (l.residual >= 0 && !args[l.residual]->is_none()) {
+    const Tensor& r = args[l.residual]->tensor;
+    e = expect_dtype(ctx, kOp, "residual", r, ScalarType::Float32);
+    if (e != Error::Ok) return e;
+    if (r.dim != 4 || !std::equal(sizes, sizes + 4, r.sizes)) {
+      char a[128], b[128];
+      return ctx.fail(Error::InvalidArgument, "%s: residual has shape %s, expected the output's %s", kOp,
+                      shape_string(r.sizes, r.dim, a, sizeof a), shape_string(sizes, 4, b, sizeof b));
+    }
+    e = contiguous_data(ctx, kOp, "residual", r, &s->res);
+    if (e != Error::Ok) return e;
+  }
   e = resize_output(ctx, kOp, out, sizes, 4);
   if (e == Error::Ok) e = contiguous_data(ctx, kOp, "x", args[0]->tensor, &s->x);
   if (e == Error::Ok) e = contiguous_data(ctx, kOp, l.weight, args[1]->tensor, &s->w);
@@ -245,6 +272,10 @@ Error prepare_conv2d_q8(KernelContext& ctx, Value** args, ConvQ8Args* s) { retur
 
 Error prepare_conv2d_q8_packed(KernelContext& ctx, Value** args, ConvQ8Args* s) {
   return prepare(ctx, args, kPacked, s);
+}
+
+Error prepare_conv2d_q8_channels_last(KernelContext& ctx, Value** args, ConvQ8Args* s) {
+  return prepare(ctx, args, kChannelsLast, s);
 }
 
 Error conv2d_q8_portable(KernelContext& ctx, const ConvQ8Args& s) {
@@ -264,8 +295,15 @@ Error conv2d_q8_portable(KernelContext& ctx, const ConvQ8Args& s) {
     w = const_cast<int8_t*>(s.w);
   const float scale = static_cast<float>(s.x_scale);  // torch divides in the tensor's dtype
   const float lo = static_cast<float>(-128 - s.zero_point), hi = static_cast<float>(127 - s.zero_point);
+  // xq is NCHW for both layouts: a channels-last x is read transposed
+  const int64_t in_plane = s.in_plane();
   ctx.parallel_for(count, grain_for(4), [&](int64_t i0, int64_t i1) {
-    for (int64_t i = i0; i < i1; ++i) xq[i] = static_cast<int16_t>(conv_q8_quantize(s.x[i], scale, lo, hi));
+    for (int64_t i = i0; i < i1; ++i) {
+      const int64_t at = s.channels_last ? (i / s.c_in / in_plane * in_plane + i % in_plane) * s.c_in +
+                                               i / in_plane % s.c_in
+                                         : i;
+      xq[i] = static_cast<int16_t>(conv_q8_quantize(s.x[at], scale, lo, hi));
+    }
   });
   parallel_slices(ctx, planes, slices, [&](int64_t sl, int64_t p0, int64_t p1) {
     run_planes(s, w, xq, acc + sl * s.out_plane(), p0, p1);
@@ -284,6 +322,12 @@ Error op_conv2d_q8(KernelContext& ctx, Value** args) {
 Error op_conv2d_q8_packed(KernelContext& ctx, Value** args) {
   detail::ConvQ8Args s;
   Error e = detail::prepare_conv2d_q8_packed(ctx, args, &s);
+  return e != Error::Ok ? e : detail::conv2d_q8_portable(ctx, s);
+}
+
+Error op_conv2d_q8_channels_last(KernelContext& ctx, Value** args) {
+  detail::ConvQ8Args s;
+  Error e = detail::prepare_conv2d_q8_channels_last(ctx, args, &s);
   return e != Error::Ok ? e : detail::conv2d_q8_portable(ctx, s);
 }
 

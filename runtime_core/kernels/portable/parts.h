@@ -78,6 +78,8 @@ Error convolution_clamp_with(KernelContext& ctx, Value** args, KernelFn conv);
 // packed op, 6-d) as (groups, blocks, taps, quads, kConvPackLanes, kConvPackQuad): element
 // [g, b, t, q, j, u] is w[g * c_out / groups + 16 b + j, 4 q + u, t] (zero past the group's
 // channels), t = kh * k_w + kw. The packed op clamps y to [out_min, out_max].
+// pocket::conv2d_q8_channels_last is the packed op on x (batch, in_h, in_w, c_in) -> y (batch,
+// out_h, out_w, c_out), with a residual shaped as y (or None) added after the bias.
 constexpr int kConvPackLanes = 16, kConvPackQuad = 4;
 struct ConvQ8Args {
   int64_t batch = 0, c_in = 0, c_out = 0, groups = 1;
@@ -90,8 +92,10 @@ struct ConvQ8Args {
   bool packed = false;  // w's layout: 6-d packed, else (c_out, c_in / groups, k_h, k_w)
   const float* w_scales = nullptr;
   const float* bias = nullptr;  // null: no bias
+  const float* res = nullptr;   // null: no residual (channels-last op)
   float out_min = -INFINITY, out_max = INFINITY;
   float* y = nullptr;
+  bool channels_last = false;    // x and y (and res) are NHWC
   const char* op = "conv2d_q8";  // for messages
   int64_t cin_g() const { return c_in / groups; }
   int64_t cout_g() const { return c_out / groups; }
@@ -103,6 +107,7 @@ struct ConvQ8Args {
 };
 Error prepare_conv2d_q8(KernelContext& ctx, Value** args, ConvQ8Args* a);
 Error prepare_conv2d_q8_packed(KernelContext& ctx, Value** args, ConvQ8Args* a);
+Error prepare_conv2d_q8_channels_last(KernelContext& ctx, Value** args, ConvQ8Args* a);
 Error conv2d_q8_portable(KernelContext& ctx, const ConvQ8Args& a);
 
 // x - zero_point for one input value of conv2d_q8, as an integer in [-255, 255]:
