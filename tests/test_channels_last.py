@@ -4,6 +4,8 @@ the chain's edges), and exported programs against eager PyTorch on graphs whose 
 in every way (an output, an op that needs NCHW, a value used twice, grouped and transposed
 convolutions that stay aten::convolution), with 1 and 2 threads."""
 
+import importlib
+
 import pytest
 import torch
 
@@ -138,3 +140,27 @@ def test_first_of_two_inputs_and_a_float64_sum():
     program = pocket.export(model, (x, d))
     assert "pocket::conv2d_packed" in ops_of(program) and "aten::add.Tensor" in ops_of(program)
     assert_matches(program, model, (x, d))
+
+
+def test_static_int8_convolutions_join_the_chain(monkeypatch):
+    """Static int8 convolutions of groups 1 run channels-last (pocket::conv2d_q8_channels_last,
+    residual adds and ReLUs fused, the stem's pool channels-last too) and give what the int8
+    program that runs them NCHW gives: the same integer sums and float steps, so equal up to
+    the order of the final spatial mean's sum; 1 and 2 threads."""
+    cl = importlib.import_module("pocket.exporter.passes.channels_last")  # the module, not its function
+    model, inputs = models.resnet()
+    g = torch.Generator().manual_seed(0)
+    calib = [(torch.randn(inputs[0].shape, generator=g),) for _ in range(4)]
+    program = pocket.export(model, inputs, quantize="int8", calibration=calib)
+    ops = set(ops_of(program))
+    assert "pocket::conv2d_q8_channels_last" in ops and "pocket::max_pool2d_channels_last" in ops
+    assert not ops & {"pocket::conv2d_q8_packed", "aten::relu", "aten::add.Tensor", "aten::max_pool2d_with_indices"}
+    monkeypatch.setattr(cl, "_q8_convertible", lambda node, mg: False)
+    nchw = pocket.export(model, inputs, quantize="int8", calibration=calib)
+    assert "pocket::conv2d_q8_packed" in set(ops_of(nchw)) and "pocket::conv2d_q8_channels_last" not in ops_of(nchw)
+    for x in (inputs[0], torch.randn(inputs[0].shape, generator=g) * 2):
+        want = torch.as_tensor(run(nchw, x))
+        for threads in (1, 2):
+            torch.testing.assert_close(torch.as_tensor(run(program, x, threads=threads)), want, rtol=1e-5, atol=1e-6)
+        with torch.no_grad():  # and int8 stays near fp32 (loose: 8-bit activations)
+            assert (want - model(x)).abs().max() <= 0.1 * model(x).abs().max() + 0.02

@@ -1,16 +1,19 @@
-"""Runs the fp32 2d convolutions channels-last, with weights packed at export.
+"""Runs the 2d convolutions channels-last, with weights packed at export.
 
 Every 2d fp32 convolution (aten::convolution or pocket::convolution_clamp, constant weight,
 groups 1 or depthwise) becomes `pocket::conv2d_packed` on an (N, H, W, C) input, its weight
 stored in the kernels' layout (custom_ops.pack_conv_weight: loading stays an mmap, no copy).
+A static int8 convolution of groups 1 (pocket::conv2d_q8_packed, weight already packed)
+becomes `pocket::conv2d_q8_channels_last` the same way.
 Values stay channels-last between convolutions: ReLU, hardtanh and clamp of a channels-last
 value, its sum with another value of its shape, its max pooling
 (pocket::max_pool2d_channels_last) and its spatial mean are computed channels-last too, and
 an aten::permute converts only where a value enters the chain (the graph's input) or leaves it
 (an op that needs NCHW, a method output).
 
-Then the epilogues fuse: a residual add whose one operand is a conv2d_packed (its only user,
-no clamp yet) becomes that convolution's `residual` argument, and a ReLU / ReLU6 / clamp that
+Then the epilogues fuse: a residual add whose one operand is a conv2d_packed or
+conv2d_q8_channels_last (its only user, no clamp yet) becomes that convolution's `residual`
+argument, and a ReLU / ReLU6 / clamp that
 is the sum's only user becomes its out_min / out_max (ResNet's relu(conv(y) + x)).
 """
 
@@ -62,6 +65,11 @@ def channels_last(mg) -> int:
                 twin[node] = _call(graph, torch.ops.pocket.conv2d_packed.default,
                                    (xn, packed[w.name], b, None, cout, list(stride), list(padding), list(dilation),
                                     groups, lo, hi), node.meta, _permuted(node, TO_NHWC))
+            converted += 1
+        elif _q8_convertible(node, mg):
+            with graph.inserting_before(node):
+                twin[node] = _call(graph, torch.ops.pocket.conv2d_q8_channels_last.default, (nhwc(node.args[0]), *node.args[1:4], None, *node.args[4:]),
+                                   node.meta, _permuted(node, TO_NHWC))
             converted += 1
         elif node.target in UNARY and node.args[0] in twin and not node.kwargs:
             with graph.inserting_before(node):
@@ -136,6 +144,15 @@ def _conv_args(node, mg):
     return x, w, b, stride, padding, dilation, groups, lo, hi
 
 
+def _q8_convertible(node, mg) -> bool:
+    """A static int8 convolution of groups 1 on a 4-d float32 input (its weight packed)."""
+    if node.target is not torch.ops.pocket.conv2d_q8_packed.default or node.args[10] != 1:
+        return False
+    xval, w = getattr(node.args[0], "meta", {}).get("val"), node.args[1]
+    return (isinstance(xval, torch.Tensor) and xval.dim() == 4 and xval.dtype == torch.float32
+            and isinstance(w, torch.fx.Node) and w.name in mg.constants and mg.constants[w.name].dim() == 6)
+
+
 def _same_shape_add(node) -> bool:
     if node.target is not aten.add.Tensor or len(node.args) != 2 or node.kwargs.get("alpha", 1) != 1:
         return False
@@ -173,7 +190,9 @@ def _leave_chain(mg, twin) -> None:
 
 
 def _fuse_residuals(mg) -> None:
-    graph, packed_op = mg.graph, torch.ops.pocket.conv2d_packed.default
+    graph = mg.graph
+    # where each fusable convolution has its residual and its out_min (out_max follows)
+    slots = {torch.ops.pocket.conv2d_packed.default: (3, 9), torch.ops.pocket.conv2d_q8_channels_last.default: (4, 12)}
     for add in list(graph.nodes):
         if add.op != "call_function" or not _same_shape_add(add) or add in mg.outputs:
             continue
@@ -181,8 +200,11 @@ def _fuse_residuals(mg) -> None:
             continue  # the kernel adds a float32 residual into a float32 output
         for i in (0, 1):
             conv, res = add.args[i], add.args[1 - i]
-            if (isinstance(conv, torch.fx.Node) and conv.target is packed_op and len(conv.users) == 1
-                    and conv not in mg.outputs and conv.args[3] is None and conv.args[9:11] == (None, None)):
+            if not isinstance(conv, torch.fx.Node) or conv.target not in slots:
+                continue
+            r, b = slots[conv.target]
+            if (len(conv.users) == 1 and conv not in mg.outputs and conv.args[r] is None
+                    and tuple(conv.args[b:b + 2]) == (None, None)):
                 break
         else:
             continue
@@ -190,7 +212,7 @@ def _fuse_residuals(mg) -> None:
         if act in mg.outputs and act is not add:
             act, lo, hi = add, None, None
         with graph.inserting_before(add):
-            new = _call(graph, packed_op, (*conv.args[:3], res, *conv.args[4:9], lo, hi), conv.meta,
+            new = _call(graph, conv.target, (*conv.args[:r], res, *conv.args[r + 1:b], lo, hi), conv.meta,
                         act.meta["val"])
         act.replace_all_uses_with(new)
         if act is not add:

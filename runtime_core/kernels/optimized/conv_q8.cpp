@@ -55,9 +55,15 @@ struct Plan {
 
 int64_t round_up(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
 
-// Σ_{c, tap} w[oc, c, tap] for the output channels of group g, into sums (cout_g).
-void weight_sums(const ConvQ8Args& s, int64_t g, int32_t* sums) {
+// Σ_{c, tap} w[oc, c, tap] for the output channels of group g, into sums (cout_g; packed:
+// blocks · 16, zero past cout_g).
+void weight_sums(const ConvQ8Args& s, const ConvQ8Kernels& k, int64_t g, int32_t* sums) {
   const int64_t per_channel = s.cin_g() * s.k_plane();
+  if (s.packed && k.weight_sums != nullptr) {
+    const int64_t steps = s.k_plane() * s.quads();
+    k.weight_sums(s.w + g * s.blocks() * steps * kPackBlock, s.blocks(), steps, sums);
+    return;
+  }
   if (!s.packed) {
     for (int64_t oc = 0; oc < s.cout_g(); ++oc) {
       const int8_t* w = s.w + (g * s.cout_g() + oc) * per_channel;
@@ -86,7 +92,7 @@ void channel_params(const Plan& p, int64_t g, int32_t* corr, double* mult, float
   std::fill(mult + at, mult + at + p.cout_pad, 0.0);
   std::fill(bias + at, bias + at + p.cout_pad, 0.0f);
   if (p.k.elem_bytes == 1) {
-    weight_sums(s, g, corr + at);
+    weight_sums(s, p.k, g, corr + at);
     const int32_t factor = static_cast<int32_t>(s.zero_point) + p.k.byte_offset;
     // Exact: |Σ w| · 255 is within the bound of prepare_conv2d_q8.
     for (int64_t oc = 0; oc < p.cout_g; ++oc) corr[at + oc] *= factor;

@@ -188,6 +188,9 @@ struct ConvQ8Kernels {
   ConvQ8RowFn quantize_row;
   ConvQ8FloatsFn quantize_floats;
   ConvQ8PixelsFn quantize_pixels;
+  // Σ w per output channel of packed weight blocks: sums[b * 16 + j] (blocks, steps = taps ·
+  // quads); i8 variants (their correction), null for i16.
+  void (*weight_sums)(const int8_t* w, int64_t blocks, int64_t steps, int32_t* sums);
   ConvQ8TileFn narrow, wide;  // wide when a group has more output channels than narrow.nr; same mr
 };
 
