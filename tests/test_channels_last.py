@@ -142,19 +142,22 @@ def test_first_of_two_inputs_and_a_float64_sum():
     assert_matches(program, model, (x, d))
 
 
-def test_static_int8_convolutions_join_the_chain(monkeypatch):
-    """Static int8 convolutions of groups 1 run channels-last (pocket::conv2d_q8_channels_last,
-    residual adds and ReLUs fused, the stem's pool channels-last too) and give what the int8
-    program that runs them NCHW gives: the same integer sums and float steps, so equal up to
-    the order of the final spatial mean's sum; 1 and 2 threads."""
+@pytest.mark.parametrize("name", ["resnet", "mobilenet_v2"])
+def test_static_int8_convolutions_join_the_chain(monkeypatch, name):
+    """Static int8 convolutions (groups 1 and depthwise) run channels-last
+    (pocket::conv2d_q8_channels_last, residual adds and ReLUs fused, ResNet's stem pool
+    channels-last too) and give what the int8 program that runs them NCHW gives: the same
+    integer sums and float steps, so equal up to the order of the final spatial mean's sum;
+    1 and 2 threads."""
     cl = importlib.import_module("pocket.exporter.passes.channels_last")  # the module, not its function
-    model, inputs = models.resnet()
+    model, inputs = getattr(models, name)()
     g = torch.Generator().manual_seed(0)
     calib = [(torch.randn(inputs[0].shape, generator=g),) for _ in range(4)]
     program = pocket.export(model, inputs, quantize="int8", calibration=calib)
     ops = set(ops_of(program))
-    assert "pocket::conv2d_q8_channels_last" in ops and "pocket::max_pool2d_channels_last" in ops
-    assert not ops & {"pocket::conv2d_q8_packed", "aten::relu", "aten::add.Tensor", "aten::max_pool2d_with_indices"}
+    assert "pocket::conv2d_q8_channels_last" in ops and ("pocket::max_pool2d_channels_last" in ops) == (name == "resnet")
+    assert not ops & {"pocket::conv2d_q8_packed", "aten::relu", "aten::hardtanh", "aten::add.Tensor",
+                      "aten::max_pool2d_with_indices"}
     monkeypatch.setattr(cl, "_q8_convertible", lambda node, mg: False)
     nchw = pocket.export(model, inputs, quantize="int8", calibration=calib)
     assert "pocket::conv2d_q8_packed" in set(ops_of(nchw)) and "pocket::conv2d_q8_channels_last" not in ops_of(nchw)

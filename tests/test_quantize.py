@@ -115,7 +115,8 @@ def test_int8_static_cnn_agrees_with_fp32():
     tests = [torch.randn(1, 3, 224, 224, generator=g) for _ in range(16)]
     program = pocket.export(model, (x,), quantize="int8", calibration=calib)
     ops = program.summary["methods"]["forward"]["ops"]
-    assert "pocket::conv2d_q8_packed" in ops and "aten::convolution" not in ops
+    # every convolution (depthwise too) runs int8 channels-last
+    assert "pocket::conv2d_q8_channels_last" in ops and not {"aten::convolution", "pocket::conv2d_q8_packed"} & set(ops)
     assert "aten::hardtanh" not in ops, "every ReLU6 follows a convolution: all are fused"
     m = pocket.Module.from_bytes(program.data)
     with torch.no_grad():
@@ -161,7 +162,7 @@ def test_int8_fuses_activations_into_convolutions_exactly(monkeypatch):
     fused, m = _int8(model, x, calib)
     ops = fused.summary["methods"]["forward"]["ops"]
     assert set(ops) & {"aten::relu", "aten::hardtanh", "aten::clamp"} == {"aten::relu"}, ops  # side's
-    assert ops.count("pocket::conv2d_q8_packed") == 1 and "aten::convolution" not in ops
+    assert "pocket::conv2d_q8_channels_last" in ops and "aten::convolution" not in ops
     monkeypatch.setattr(static_int8, "activation_bounds", lambda conv: (conv, (None, None)))
     plain, m_plain = _int8(model, x, calib)
     assert {"aten::hardtanh", "aten::clamp"} <= set(plain.summary["methods"]["forward"]["ops"])

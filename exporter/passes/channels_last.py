@@ -3,8 +3,8 @@
 Every 2d fp32 convolution (aten::convolution or pocket::convolution_clamp, constant weight,
 groups 1 or depthwise) becomes `pocket::conv2d_packed` on an (N, H, W, C) input, its weight
 stored in the kernels' layout (custom_ops.pack_conv_weight: loading stays an mmap, no copy).
-A static int8 convolution of groups 1 (pocket::conv2d_q8_packed, weight already packed)
-becomes `pocket::conv2d_q8_channels_last` the same way.
+A static int8 convolution of groups 1 or depthwise (pocket::conv2d_q8_packed) becomes
+`pocket::conv2d_q8_channels_last` the same way, its weight kept as the int8 pass stored it.
 Values stay channels-last between convolutions: ReLU, hardtanh and clamp of a channels-last
 value, its sum with another value of its shape, its max pooling
 (pocket::max_pool2d_channels_last) and its spatial mean are computed channels-last too, and
@@ -145,12 +145,16 @@ def _conv_args(node, mg):
 
 
 def _q8_convertible(node, mg) -> bool:
-    """A static int8 convolution of groups 1 on a 4-d float32 input (its weight packed)."""
-    if node.target is not torch.ops.pocket.conv2d_q8_packed.default or node.args[10] != 1:
+    """A static int8 convolution on a 4-d float32 input: groups 1 (its weight packed) or
+    depthwise (an OIHW weight, one output channel per input channel)."""
+    if node.target is not torch.ops.pocket.conv2d_q8_packed.default:
         return False
-    xval, w = getattr(node.args[0], "meta", {}).get("val"), node.args[1]
-    return (isinstance(xval, torch.Tensor) and xval.dim() == 4 and xval.dtype == torch.float32
-            and isinstance(w, torch.fx.Node) and w.name in mg.constants and mg.constants[w.name].dim() == 6)
+    xval, w, groups = getattr(node.args[0], "meta", {}).get("val"), node.args[1], node.args[10]
+    if not (isinstance(xval, torch.Tensor) and xval.dim() == 4 and xval.dtype == torch.float32
+            and isinstance(w, torch.fx.Node) and w.name in mg.constants):
+        return False
+    wt = mg.constants[w.name]
+    return (groups == 1 and wt.dim() == 6) or (wt.dim() == 4 and groups == xval.shape[1] == wt.shape[0])
 
 
 def _same_shape_add(node) -> bool:

@@ -20,8 +20,9 @@
 // Groups with few output channels would make tiles of mostly zeros. Depthwise 3x3 (one input
 // channel per group, stride 1 or 2) runs the fp32 depthwise microkernel on the quantized
 // values as floats: every product and partial sum is an integer below 2^24 (9 · 255 · 128),
-// so the float sums are exact and the results identical. Other such groups run the portable
-// kernel.
+// so the float sums are exact and the results identical. Channels-last depthwise (any window
+// of up to kMaxDwTaps taps) runs the fp32 channels-last depthwise row function the same way.
+// Other such groups run the portable kernel.
 #include <algorithm>
 #include <cstring>
 
@@ -303,6 +304,66 @@ Error run_depthwise(KernelContext& ctx, const ConvQ8Args& s, const ConvQ8Kernels
   return Error::Ok;
 }
 
+// Channels-last depthwise taps whose float sums stay exact: taps · 255 · 128 < 2^24.
+constexpr int64_t kMaxDwTaps = (int64_t(1) << 24) / (255 * 128);
+constexpr int64_t kMaxDwRows = 16;  // the row function's stack array of kernel rows
+
+bool is_depthwise_cl(const ConvQ8Args& s) {
+  return s.channels_last && !s.packed && s.groups == s.c_in && s.c_out == s.c_in && s.k[0] <= kMaxDwRows &&
+         s.k_plane() <= kMaxDwTaps;
+}
+
+// Depthwise channels-last through the fp32 row function `f`: x quantized to floats (x - zp),
+// the weight as (k_h, k_w, c) floats, a zero bias and no clamp give the exact sums, which
+// k.rescale scales per channel as the portable kernel (then bias, residual, clamp).
+Error run_depthwise_cl(KernelContext& ctx, const ConvQ8Args& s, const ConvQ8Kernels& k, const ConvF32Kernels& f) {
+  const int64_t c = s.c_in, taps = s.k_plane(), count = s.batch * s.in_plane() * c;
+  float* xf = nullptr;
+  float* wf = nullptr;
+  float* zeros = nullptr;
+  double* mult = nullptr;
+  Error e = temp_array(ctx, s.op, "the quantized input", count, &xf);
+  if (e == Error::Ok) e = temp_array(ctx, s.op, "the weight as floats", taps * c, &wf);
+  if (e == Error::Ok) e = temp_array(ctx, s.op, "a zero bias", c, &zeros);
+  if (e == Error::Ok) e = temp_array(ctx, s.op, "channel scales", c, &mult);
+  if (e != Error::Ok) return e;
+  for (int64_t ch = 0; ch < c; ++ch) {
+    for (int64_t t = 0; t < taps; ++t) wf[t * c + ch] = static_cast<float>(s.w[ch * taps + t]);
+    zeros[ch] = 0.0f;
+    mult[ch] = s.x_scale * static_cast<double>(s.w_scales[ch]);
+  }
+  const float scale = static_cast<float>(s.x_scale);
+  const float lo = static_cast<float>(-128 - s.zero_point), hi = static_cast<float>(127 - s.zero_point);
+  ctx.parallel_for(count, grain_for(4), [&](int64_t i0, int64_t i1) {
+    k.quantize_floats(s.x + i0, i1 - i0, scale, lo, hi, xf + i0);
+  });
+  const int64_t rows = s.batch * s.out[0], row = s.out[1] * c;
+  ctx.parallel_for(rows, grain_for(row * taps), [&](int64_t r0, int64_t r1) {
+    DwConvF32Row r;
+    r.c = c;
+    r.in_h = s.in[0];
+    r.in_w = s.in[1];
+    r.out_w = s.out[1];
+    for (int d = 0; d < 2; ++d) {
+      r.k[d] = s.k[d];
+      r.stride[d] = s.stride[d];
+      r.pad[d] = s.pad[d];
+      r.dil[d] = s.dil[d];
+    }
+    r.w = wf;
+    r.bias = zeros;
+    for (int64_t i = r0; i < r1; ++i) {
+      r.x = xf + i / s.out[0] * s.in_plane() * c;
+      r.oy = i % s.out[0];
+      r.y = s.y + i * row;
+      f.dw_row(r);
+      k.rescale(r.y, s.out[1], c, mult, s.bias, s.res != nullptr ? s.res + i * row : nullptr, s.out_min, s.out_max,
+                r.y);
+    }
+  });
+  return Error::Ok;
+}
+
 Error run_with(KernelContext& ctx, const ConvQ8Args& s, const ConvQ8Kernels& k, DwConv3x3Fn dw) {
   const int64_t cin_g = s.cin_g(), cout_g = s.cout_g();
   const ConvQ8TileFn tile = cout_g > k.narrow.nr ? k.wide : k.narrow;
@@ -342,10 +403,11 @@ Error conv2d_q8_packed_with(KernelContext& ctx, Value** args, const ConvQ8Kernel
   return e != Error::Ok ? e : run_with(ctx, s, k, dw);
 }
 
-Error conv2d_q8_channels_last_with(KernelContext& ctx, Value** args, const ConvQ8Kernels& k) {
+Error conv2d_q8_channels_last_with(KernelContext& ctx, Value** args, const ConvQ8Kernels& k, const ConvF32Kernels& f) {
   ConvQ8Args s;
   Error e = prepare_conv2d_q8_channels_last(ctx, args, &s);
-  return e != Error::Ok ? e : run_with(ctx, s, k, nullptr);
+  if (e != Error::Ok) return e;
+  return is_depthwise_cl(s) ? run_depthwise_cl(ctx, s, k, f) : run_with(ctx, s, k, nullptr);
 }
 
 }  // namespace detail

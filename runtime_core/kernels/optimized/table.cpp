@@ -67,9 +67,9 @@ template <const ConvQ8Kernels& Q, const DwConv3x3Fn& D>
 Error conv2d_q8_packed_k(KernelContext& c, Value** a) {
   return conv2d_q8_packed_with(c, a, Q, D);
 }
-template <const ConvQ8Kernels& Q>
+template <const ConvQ8Kernels& Q, const ConvF32Kernels& C>
 Error conv2d_q8_cl_k(KernelContext& c, Value** a) {
-  return conv2d_q8_channels_last_with(c, a, Q);
+  return conv2d_q8_channels_last_with(c, a, Q, C);
 }
 template <const ConvF32Kernels& C>
 Error conv2d_packed_k(KernelContext& c, Value** a) {
@@ -113,7 +113,7 @@ Error gelu_k(KernelContext& c, Value** a) {
     {"aten::addmm", addmm_k<G>}, {"aten::bmm", bmm_k<G>}, {"aten::convolution", conv_k<G, D>},   \
         {"aten::linear", linear_k<G>}, {"aten::mm", mm_k<G>},                                    \
         {"pocket::conv2d_q8", conv2d_q8_k<Q, D>}, {"pocket::conv2d_q8_packed", conv2d_q8_packed_k<Q, D>}, \
-        {"pocket::conv2d_q8_channels_last", conv2d_q8_cl_k<Q>},                                  \
+        {"pocket::conv2d_q8_channels_last", conv2d_q8_cl_k<Q, C>},                                 \
         {"pocket::conv2d_packed", conv2d_packed_k<C>},                                           \
         {"pocket::max_pool2d_channels_last", max_pool_cl_k<C>},                                  \
         {"pocket::convolution_clamp", conv_clamp_k<G, D>},                                       \

@@ -191,6 +191,10 @@ struct ConvQ8Kernels {
   // Σ w per output channel of packed weight blocks: sums[b * 16 + j] (blocks, steps = taps ·
   // quads); i8 variants (their correction), null for i16.
   void (*weight_sums)(const int8_t* w, int64_t blocks, int64_t steps, int32_t* sums);
+  // n channels-last pixels of c exact sums (acc, may be y) to y = clamp(float(double(acc) ·
+  // mult[j]) + bias[j] + res, lo, hi), bias and res optional (null).
+  void (*rescale)(const float* acc, int64_t n, int64_t c, const double* mult, const float* bias, const float* res,
+                  float lo, float hi, float* y);
   ConvQ8TileFn narrow, wide;  // wide when a group has more output channels than narrow.nr; same mr
 };
 
@@ -364,7 +368,7 @@ Error linear_q_with(KernelContext& ctx, Value** args, const GemmKernels& g, cons
 Error sdpa_with(KernelContext& ctx, Value** args, SdpaRowFn row, WidenHalfFn widen);
 Error conv2d_q8_with(KernelContext& ctx, Value** args, const ConvQ8Kernels& k, DwConv3x3Fn dw);
 Error conv2d_q8_packed_with(KernelContext& ctx, Value** args, const ConvQ8Kernels& k, DwConv3x3Fn dw);
-Error conv2d_q8_channels_last_with(KernelContext& ctx, Value** args, const ConvQ8Kernels& k);
+Error conv2d_q8_channels_last_with(KernelContext& ctx, Value** args, const ConvQ8Kernels& k, const ConvF32Kernels& f);
 Error conv2d_packed_with(KernelContext& ctx, Value** args, const ConvF32Kernels& k);
 Error max_pool2d_channels_last_with(KernelContext& ctx, Value** args, const ConvF32Kernels& k);
 Error rms_norm_with_kernels(KernelContext& ctx, Value** args, const LlmKernels& k);
