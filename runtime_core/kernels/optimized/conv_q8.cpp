@@ -220,6 +220,13 @@ Error run(KernelContext& ctx, const Plan& p) {
   if (e != Error::Ok) return e;
   for (int64_t kh = 0, tap = 0; kh < s.k[0]; ++kh)
     for (int64_t kw = 0; kw < s.k[1]; ++kw, ++tap) tap_offsets[tap] = (kh * s.dil[0] * p.wp + kw * s.dil[1]) * p.pixel;
+  // Channels-last with unit column dilation: a kernel row's taps are adjacent pixels, whose
+  // steps lie side by side in xq as their weights do in the packed layout (tap-major). The
+  // tile then takes one tap per kernel row of k_w · steps steps (the stem's 7x7 on one quad:
+  // 7 taps of 7 steps, not 49 of 1).
+  const bool merged = s.channels_last && s.dil[1] == 1;
+  if (merged)
+    for (int64_t kh = 0; kh < s.k[0]; ++kh) tap_offsets[kh] = kh * s.dil[0] * p.wp * p.pixel;
   const int8_t* w = packed_here ? wp : s.w;
   if (s.channels_last)
     ctx.parallel_for(s.batch * p.hp, grain_for(p.wp * p.pixel * 4),
@@ -237,8 +244,8 @@ Error run(KernelContext& ctx, const Plan& p) {
     ConvQ8Tile t;
     t.rows = table;
     t.tap_offsets = tap_offsets;
-    t.taps = p.taps;
-    t.steps = p.steps;
+    t.taps = merged ? s.k[0] : p.taps;
+    t.steps = merged ? s.k[1] * p.steps : p.steps;
     t.x_step = p.x_step;
     t.plane = out_plane;
     t.ldy = s.channels_last ? s.c_out : 0;
