@@ -56,6 +56,17 @@ struct Plan {
 
 int64_t round_up(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
 
+// The arguments of conv_q8_quantize for x, and what the variant adds to the stored element.
+struct InputQuant {
+  float scale, lo, hi;
+  int32_t offset;
+};
+InputQuant input_quant(const ConvQ8Args& s, const ConvQ8Kernels& k) {
+  const int32_t offset = k.elem_bytes == 1 ? static_cast<int32_t>(s.zero_point) + k.byte_offset : 0;
+  return {static_cast<float>(s.x_scale), static_cast<float>(-128 - s.zero_point),
+          static_cast<float>(127 - s.zero_point), offset};
+}
+
 // Σ_{c, tap} w[oc, c, tap] for the output channels of group g, into sums (cout_g; packed:
 // blocks · 16, zero past cout_g).
 void weight_sums(const ConvQ8Args& s, const ConvQ8Kernels& k, int64_t g, int32_t* sums) {
@@ -125,10 +136,8 @@ void pack_blocks(const Plan& p, int8_t* wp, int64_t b0, int64_t b1) {
 template <typename E>
 void quantize_planes(const Plan& p, E* xq, int64_t u0, int64_t u1) {
   const ConvQ8Args& s = p.s;
-  const float scale = static_cast<float>(s.x_scale);
-  const float lo = static_cast<float>(-128 - s.zero_point), hi = static_cast<float>(127 - s.zero_point);
+  const InputQuant q = input_quant(s, p.k);
   const E pad = static_cast<E>(p.pad_value);
-  const int32_t offset = sizeof(E) == 1 ? static_cast<int32_t>(s.zero_point) + p.k.byte_offset : 0;
   const int64_t h = s.in[0], w = s.in[1], hp = p.hp, wp = p.wp, ph = s.pad[0], pw = s.pad[1];
   const float* src[kKc];
   for (int64_t u = u0; u < u1; ++u) {
@@ -144,7 +153,7 @@ void quantize_planes(const Plan& p, E* xq, int64_t u0, int64_t u1) {
         const int64_t c = st * kKc + j;
         src[j] = c < p.cin_g ? s.x + ((n * s.c_in + g * p.cin_g + c) * h + ih) * w : nullptr;
       }
-      p.k.quantize_row(src, w, scale, lo, hi, offset, p.pad_value, row + pw * kKc);
+      p.k.quantize_row(src, w, q.scale, q.lo, q.hi, q.offset, p.pad_value, row + pw * kKc);
     }
   }
 }
@@ -153,10 +162,8 @@ void quantize_planes(const Plan& p, E* xq, int64_t u0, int64_t u1) {
 template <typename E>
 void quantize_rows(const Plan& p, E* xq, int64_t r0, int64_t r1) {
   const ConvQ8Args& s = p.s;
-  const float scale = static_cast<float>(s.x_scale);
-  const float lo = static_cast<float>(-128 - s.zero_point), hi = static_cast<float>(127 - s.zero_point);
+  const InputQuant q = input_quant(s, p.k);
   const E pad = static_cast<E>(p.pad_value);
-  const int32_t offset = sizeof(E) == 1 ? static_cast<int32_t>(s.zero_point) + p.k.byte_offset : 0;
   const int64_t h = s.in[0], w = s.in[1], ph = s.pad[0], pw = s.pad[1], row_size = p.wp * p.pixel;
   for (int64_t r = r0; r < r1; ++r) {
     E* row = xq + r * row_size;
@@ -167,8 +174,8 @@ void quantize_rows(const Plan& p, E* xq, int64_t r0, int64_t r1) {
     }
     std::fill(row, row + pw * p.pixel, pad);
     std::fill(row + (pw + w) * p.pixel, row + row_size, pad);
-    p.k.quantize_pixels(s.x + (n * h + ih) * w * s.c_in, w, s.c_in, p.pixel, scale, lo, hi, offset, p.pad_value,
-                        row + pw * p.pixel);
+    p.k.quantize_pixels(s.x + (n * h + ih) * w * s.c_in, w, s.c_in, p.pixel, q.scale, q.lo, q.hi, q.offset,
+                        p.pad_value, row + pw * p.pixel);
   }
 }
 
@@ -287,14 +294,13 @@ Error run_depthwise(KernelContext& ctx, const ConvQ8Args& s, const ConvQ8Kernels
   float* xf = nullptr;
   Error e = temp_array(ctx, s.op, "a quantized input plane", slices * in_plane, &xf);
   if (e != Error::Ok) return e;
-  const float scale = static_cast<float>(s.x_scale);
-  const float lo = static_cast<float>(-128 - s.zero_point), hi = static_cast<float>(127 - s.zero_point);
+  const InputQuant q = input_quant(s, k);
   parallel_slices(ctx, planes, slices, [&](int64_t sl, int64_t p0, int64_t p1) {
     float* xp = xf + sl * in_plane;
     for (int64_t plane = p0; plane < p1; ++plane) {
       const int64_t n = plane / s.c_out, oc = plane % s.c_out, ic = oc / s.cout_g();
       const float* x = s.x + (n * s.c_in + ic) * in_plane;
-      k.quantize_floats(x, in_plane, scale, lo, hi, xp);
+      k.quantize_floats(x, in_plane, q.scale, q.lo, q.hi, xp);
       float w[9];
       for (int t = 0; t < 9; ++t) w[t] = static_cast<float>(s.w[oc * 9 + t]);
       float* y = s.y + plane * out_plane;
@@ -339,10 +345,9 @@ Error run_depthwise_cl(KernelContext& ctx, const ConvQ8Args& s, const ConvQ8Kern
     zeros[ch] = 0.0f;
     mult[ch] = s.x_scale * static_cast<double>(s.w_scales[ch]);
   }
-  const float scale = static_cast<float>(s.x_scale);
-  const float lo = static_cast<float>(-128 - s.zero_point), hi = static_cast<float>(127 - s.zero_point);
+  const InputQuant q = input_quant(s, k);
   ctx.parallel_for(count, grain_for(4), [&](int64_t i0, int64_t i1) {
-    k.quantize_floats(s.x + i0, i1 - i0, scale, lo, hi, xf + i0);
+    k.quantize_floats(s.x + i0, i1 - i0, q.scale, q.lo, q.hi, xf + i0);
   });
   const int64_t rows = s.batch * s.out[0], row = s.out[1] * c;
   ctx.parallel_for(rows, grain_for(row * taps), [&](int64_t r0, int64_t r1) {
