@@ -1,0 +1,185 @@
+// kernel_diff_test: channels-last convolutions and pooling, int8 convolutions (the harness: kernel_diff.h).
+#include "kernel_diff.h"
+
+namespace kdiff {
+
+// pocket::conv2d_packed: channels-last x, weights packed as custom_ops.pack_conv_weight does
+// (groups 1: (blocks, kh, kw, c_in, 16); depthwise: (kh, kw, c)), bias, residual and bounds;
+// the magnitude bound is the unclamped portable kernel on absolute values.
+std::vector<float> pack_conv_f32(const std::vector<float>& w, const ConvCase& c) {
+  if (c.groups > 1) {
+    std::vector<float> out(c.c_out * c.k * c.k);
+    for (int64_t o = 0; o < c.c_out; ++o)
+      for (int64_t t = 0; t < c.k * c.k; ++t) out[t * c.c_out + o] = w[o * c.k * c.k + t];
+    return out;
+  }
+  const int64_t blocks = (c.c_out + 15) / 16, taps = c.k * c.k;
+  std::vector<float> out(blocks * taps * c.c_in * 16, 0.0f);
+  for (int64_t o = 0; o < c.c_out; ++o)
+    for (int64_t i = 0; i < c.c_in; ++i)
+      for (int64_t t = 0; t < taps; ++t)
+        out[((o / 16 * taps + t) * c.c_in + i) * 16 + o % 16] = w[(o * c.c_in + i) * taps + t];
+  return out;
+}
+
+void test_conv2d_packed(KernelFn portable, KernelFn fast, const char* set) {
+  const std::vector<ConvCase> cases = {
+      {1, 3, 21, 9, 7, 3, 2, 1, 1},   {2, 17, 40, 5, 6, 1, 1, 0, 1},  {1, 5, 16, 13, 13, 5, 3, 2, 1, 2},
+      {1, 8, 33, 11, 9, 1, 2, 0, 1},  {1, 3, 2, 3, 5, 3, 1, 3, 1},    {1, 3, 16, 23, 19, 7, 2, 3, 1},
+      {2, 6, 6, 7, 7, 3, 1, 1, 6},    {1, 19, 19, 12, 13, 3, 1, 1, 19}, {1, 72, 72, 9, 10, 3, 2, 1, 72},
+      {1, 5, 5, 9, 9, 5, 1, 2, 5, 2}, {1, 40, 40, 3, 17, 3, 1, 4, 40},
+  };
+  const double bounds[4][2] = {{-INFINITY, INFINITY}, {0.0, INFINITY}, {0.0, 6.0}, {-0.5, 0.25}};
+  int i = 0;
+  for (const ConvCase& c : cases) {
+    const int64_t span = c.dil * (c.k - 1) + 1;
+    const int64_t oh = (c.h + 2 * c.pad - span) / c.stride + 1, ow = (c.w + 2 * c.pad - span) / c.stride + 1;
+    const int64_t out_n = c.batch * oh * ow * c.c_out;
+    auto x = random_floats(c.batch * c.h * c.w * c.c_in, 3.0f), b = random_floats(c.c_out);
+    auto w = pack_conv_f32(random_floats(c.c_out * (c.c_in / c.groups) * c.k * c.k), c);
+    auto r = random_floats(out_n);
+    const double* bound = bounds[i % 4];
+    const bool bias = i % 3 != 0, residual = i % 2 == 1;
+    ++i;
+    char what[160];
+    std::snprintf(what, sizeof what, "[%s] pocket::conv2d_packed x[%lld,%lld,%lld,%lld] k%lld s%lld p%lld d%lld g%lld",
+                  set, (long long)c.batch, (long long)c.h, (long long)c.w, (long long)c.c_in, (long long)c.k,
+                  (long long)c.stride, (long long)c.pad, (long long)c.dil, (long long)c.groups);
+    auto args = [&](Args& a, bool absolute, bool clamp) {
+      a.ptrs = {a.floats({c.batch, c.h, c.w, c.c_in}, absolute ? abs_of(x) : x),
+                c.groups > 1 ? a.floats({c.k, c.k, c.c_out}, absolute ? abs_of(w) : w)
+                             : a.floats({(c.c_out + 15) / 16, c.k, c.k, c.c_in, 16}, absolute ? abs_of(w) : w),
+                bias ? a.floats({c.c_out}, absolute ? abs_of(b) : b) : a.none(),
+                residual ? a.floats({c.batch, oh, ow, c.c_out}, absolute ? abs_of(r) : r) : a.none(),
+                a.integer(c.c_out), a.ints({c.stride, c.stride}), a.ints({c.pad, c.pad}), a.ints({c.dil, c.dil}),
+                a.integer(c.groups), clamp && !std::isinf(bound[0]) ? a.real(bound[0]) : a.none(),
+                clamp && !std::isinf(bound[1]) ? a.real(bound[1]) : a.none(), a.output(out_n)};
+    };
+    const std::vector<float> want = run(portable, [&](Args& a) { args(a, false, true); }, 1, what);
+    const std::vector<float> mag = run(portable, [&](Args& a) { args(a, true, false); }, 1, what);
+    for (int threads : {1, 2}) {
+      const std::string wt = std::string(what) + " threads=" + std::to_string(threads);
+      compare(wt.c_str(), run(fast, [&](Args& a) { args(a, false, true); }, threads, wt.c_str()), want, mag, kFloatTol);
+    }
+  }
+}
+
+// pocket::max_pool2d_channels_last: a maximum picks one of its inputs, so the results must be
+// identical (NaN and the sign of zero: tests/kernels/test_conv_packed.py).
+void test_max_pool_channels_last(KernelFn portable, KernelFn fast, const char* set) {
+  struct PoolCase {
+    int64_t batch, h, w, c, k, stride, pad, dil;
+    bool ceil;
+  };
+  const std::vector<PoolCase> cases = {
+      {1, 32, 32, 16, 3, 2, 1, 1, false}, {2, 9, 7, 5, 2, 2, 1, 1, false}, {1, 10, 11, 37, 3, 3, 1, 1, true},
+      {1, 5, 6, 72, 5, 1, 2, 1, false},  {1, 12, 9, 21, 3, 1, 0, 2, false}, {1, 7, 7, 1, 3, 2, 1, 1, true},
+      {1, 20, 3, 64, 17, 1, 8, 1, false},  // taller than the optimized row's 16 kernel rows
+  };
+  for (const PoolCase& c : cases) {
+    int64_t out[2];
+    for (int d = 0; d < 2; ++d) {
+      const int64_t in = d == 0 ? c.h : c.w, span = c.dil * (c.k - 1) + 1, room = in + 2 * c.pad - span;
+      out[d] = (c.ceil ? (room + c.stride - 1) / c.stride : room / c.stride) + 1;
+      if (c.ceil && (out[d] - 1) * c.stride >= in + c.pad) --out[d];
+    }
+    const auto x = random_floats(c.batch * c.h * c.w * c.c, 3.0f);
+    char what[160];
+    std::snprintf(what, sizeof what,
+                  "[%s] pocket::max_pool2d_channels_last x[%lld,%lld,%lld,%lld] k%lld s%lld p%lld d%lld%s", set,
+                  (long long)c.batch, (long long)c.h, (long long)c.w, (long long)c.c, (long long)c.k,
+                  (long long)c.stride, (long long)c.pad, (long long)c.dil, c.ceil ? " ceil" : "");
+    check_case(what, portable, fast, [&](Args& a, bool) {
+      a.ptrs = {a.floats({c.batch, c.h, c.w, c.c}, x), a.ints({c.k, c.k}), a.ints({c.stride, c.stride}),
+                a.ints({c.pad, c.pad}), a.ints({c.dil, c.dil}), a.boolean(c.ceil),
+                a.output(c.batch * out[0] * out[1] * c.c)};
+    }, 0.0, false);
+  }
+}
+
+// ---- pocket::conv2d_q8, conv2d_q8_packed and conv2d_q8_channels_last: exact integer sums,
+// the same scaling as the portable kernel: identical results.
+
+struct ConvQ8Case {
+  int64_t batch, c_in, c_out, h, w, kh, kw, stride, pad, dil, groups, zero_point;
+};
+
+// (c_out, cin_g, kh, kw) int8 -> the packed layout of conv2d_q8_packed (see parts.h).
+std::vector<int8_t> pack_conv(const std::vector<int8_t>& w, const ConvQ8Case& c) {
+  const int64_t cin_g = c.c_in / c.groups, cout_g = c.c_out / c.groups, taps = c.kh * c.kw;
+  const int64_t blocks = (cout_g + 15) / 16, quads = (cin_g + 3) / 4;
+  std::vector<int8_t> p(c.groups * blocks * taps * quads * 64, 0);
+  for (int64_t g = 0; g < c.groups; ++g)
+    for (int64_t oc = 0; oc < cout_g; ++oc)
+      for (int64_t ic = 0; ic < cin_g; ++ic)
+        for (int64_t t = 0; t < taps; ++t)
+          p[(((g * blocks + oc / 16) * taps + t) * quads + ic / 4) * 64 + oc % 16 * 4 + ic % 4] =
+              w[((g * cout_g + oc) * cin_g + ic) * taps + t];
+  return p;
+}
+
+void test_conv_q8(const char* op, KernelFn portable, KernelFn fast, const char* set) {
+  const bool cl = std::strcmp(op, "pocket::conv2d_q8_channels_last") == 0;  // NHWC x, y and residual
+  const bool packed = cl || std::strcmp(op, "pocket::conv2d_q8_packed") == 0;
+  // Channels per group off every step and tile, positions off the tiles, depthwise 3x3
+  // (stride 1 and 2: the fp32 depthwise microkernel on exact sums) and other small groups
+  // (portable), extreme zero points, padding wider than the kernel.
+  const std::vector<ConvQ8Case> cases = {
+      {1, 3, 16, 23, 29, 7, 7, 2, 3, 1, 1, 0},  {2, 5, 17, 9, 11, 3, 3, 1, 1, 1, 1, -128},
+      {1, 8, 33, 13, 10, 3, 3, 2, 1, 1, 1, 127}, {1, 7, 40, 6, 9, 1, 1, 1, 0, 1, 1, 37},
+      {1, 16, 24, 11, 12, 3, 2, 1, 0, 2, 1, -5}, {2, 12, 8, 7, 9, 3, 3, 1, 1, 1, 2, 3},
+      {1, 32, 64, 10, 10, 3, 3, 2, 1, 1, 4, -20}, {1, 256, 8, 5, 6, 3, 3, 1, 1, 1, 1, 11},
+      {1, 4, 4, 3, 5, 3, 3, 1, 3, 1, 1, 0},      {1, 6, 6, 9, 9, 3, 3, 1, 1, 1, 6, 2},
+      {2, 8, 8, 17, 13, 3, 3, 2, 1, 1, 8, -7},   {1, 5, 5, 2, 3, 3, 3, 1, 1, 1, 5, 0},
+      {1, 4, 8, 9, 9, 3, 3, 2, 1, 1, 4, -1},     {1, 6, 6, 9, 9, 5, 5, 1, 2, 1, 6, 9},
+      {1, 261, 20, 4, 5, 3, 3, 1, 1, 1, 1, 5},   // channels-last pixels quantized in runs
+      {1, 37, 37, 11, 10, 3, 3, 1, 1, 2, 37, -9}, {2, 20, 20, 8, 9, 3, 5, 2, 2, 1, 20, 100},  // depthwise
+  };
+  const double clamps[3][2] = {{-INFINITY, INFINITY}, {0.0, INFINITY}, {0.0, 6.0}};
+  int n_case = 0;
+  for (const ConvQ8Case& c : cases) {
+    const int64_t oh = (c.h + 2 * c.pad - c.dil * (c.kh - 1) - 1) / c.stride + 1;
+    const int64_t ow = (c.w + 2 * c.pad - c.dil * (c.kw - 1) - 1) / c.stride + 1;
+    const int64_t cin_g = c.c_in / c.groups, cout_g = c.c_out / c.groups;
+    auto x = random_floats(c.batch * c.c_in * c.h * c.w, 3.0f);
+    std::vector<int8_t> w(c.c_out * cin_g * c.kh * c.kw);
+    for (int8_t& v : w) v = static_cast<int8_t>(static_cast<int>(g_rng() % 256) - 128);
+    std::vector<float> scales(c.c_out), b = random_floats(c.c_out);
+    for (float& v : scales) v = uniform(0.001f, 0.02f);
+    const bool bias = n_case % 2 == 0;
+    const bool residual = cl && n_case % 4 < 2;
+    const auto res = random_floats(c.batch * c.c_out * oh * ow, 2.0f);
+    const double* clamp = clamps[n_case++ % 3];
+    const bool oihw = !packed || cout_g < 4;  // as the exporter stores depthwise weights
+    const std::vector<int8_t> wp = oihw ? w : pack_conv(w, c);
+    char what[220];
+    std::snprintf(what, sizeof what, "[%s] %s x[%lld,%lld,%lld,%lld] c_out %lld k%lldx%lld s%lld p%lld d%lld g%lld zp%lld%s",
+                  set, op, (long long)c.batch, (long long)c.c_in, (long long)c.h, (long long)c.w, (long long)c.c_out,
+                  (long long)c.kh, (long long)c.kw, (long long)c.stride, (long long)c.pad, (long long)c.dil,
+                  (long long)c.groups, (long long)c.zero_point, residual ? " residual" : "");
+    auto make = [&](Args& a) {
+      Value* weight = oihw ? a.tensor(ScalarType::Int8, {c.c_out, cin_g, c.kh, c.kw}, wp)
+                           : a.tensor(ScalarType::Int8, {c.groups, (cout_g + 15) / 16, c.kh * c.kw, (cin_g + 3) / 4, 16, 4}, wp);
+      a.ptrs = {cl ? a.floats({c.batch, c.h, c.w, c.c_in}, x) : a.floats({c.batch, c.c_in, c.h, c.w}, x), weight,
+                a.floats({c.c_out}, scales), bias ? a.floats({c.c_out}, b) : a.none()};
+      if (cl) a.ptrs.push_back(residual ? a.floats({c.batch, oh, ow, c.c_out}, res) : a.none());
+      a.ptrs.push_back(a.real(0.021));
+      a.ptrs.push_back(a.integer(c.zero_point));
+      if (packed) a.ptrs.push_back(a.ints({c.kh, c.kw}));
+      for (Value* v : {a.ints({c.stride, c.stride}), a.ints({c.pad, c.pad}), a.ints({c.dil, c.dil}), a.integer(c.groups)})
+        a.ptrs.push_back(v);
+      if (packed) {
+        a.ptrs.push_back(std::isinf(clamp[0]) ? a.none() : a.real(clamp[0]));
+        a.ptrs.push_back(std::isinf(clamp[1]) ? a.none() : a.real(clamp[1]));
+      }
+      a.ptrs.push_back(a.output(c.batch * c.c_out * oh * ow));
+    };
+    const std::vector<float> want = run(portable, make, 1, what);
+    for (int threads : {1, 2}) {
+      const std::string wt = std::string(what) + " threads=" + std::to_string(threads);
+      compare(wt.c_str(), run(fast, make, threads, wt.c_str()), want, {}, 0.0);
+    }
+  }
+}
+
+}  // namespace kdiff

@@ -1,0 +1,88 @@
+// kernel_diff_test: layer norm, softmax and gelu (the harness: kernel_diff.h).
+#include "kernel_diff.h"
+
+namespace kdiff {
+
+// aten::native_layer_norm: all three outputs (y, mean, rstd), weight and bias each optional;
+// |difference| <= 1e-5 * (|portable| + 1) (statistics in double in both kernels; y's
+// multiply-add of w and b in float in the optimized one).
+void test_layer_norm(KernelFn portable, KernelFn fast, const char* set) {
+  for (int64_t rows : {1, 3, 33})
+    for (int64_t cols : {1, 7, 8, 64, 1000})
+      for (int affine = 0; affine < 4; ++affine) {
+        auto x = random_floats(rows * cols, 3.0f), w = random_floats(cols), b = random_floats(cols);
+        for (float& v : x) v += 1.0f;
+        auto outputs = [&](KernelFn fn, int threads) {
+          Args a;
+          a.ptrs = {a.floats({rows, cols}, x), a.ints({cols}), affine & 1 ? a.floats({cols}, w) : a.none(),
+                    affine & 2 ? a.floats({cols}, b) : a.none(), a.real(1e-5), a.output(rows * cols), a.output(rows),
+                    a.output(rows)};
+          HeapAllocator temp;
+          Diag diag;
+          KernelContext ctx;
+          ctx.temp = &temp;
+          ctx.diag = &diag;
+          static WorkerPool pool(2);
+          if (threads > 1) ctx.threads = &pool;
+          std::vector<float> all;
+          if (fn(ctx, a.ptrs.data()) != Error::Ok) FAIL("[%s] native_layer_norm failed: %s", set, diag.message);
+          for (size_t k = 5; k < 8; ++k) {
+            const Tensor& t = a.ptrs[k]->tensor;
+            all.insert(all.end(), t.data_as<float>(), t.data_as<float>() + t.numel());
+          }
+          return all;
+        };
+        const std::vector<float> want = outputs(portable, 1), ones(want.size(), 1.0f);
+        for (int threads : {1, 2}) {
+          char what[128];
+          std::snprintf(what, sizeof what, "[%s] aten::native_layer_norm rows=%lld cols=%lld affine=%d threads=%d", set,
+                        (long long)rows, (long long)cols, affine, threads);
+          compare(what, outputs(fast, threads), want, ones, kFloatTol);
+        }
+      }
+}
+
+// aten::_softmax along the last dim (and, through the portable path, another); one row
+// entry far below the maximum. Bound: 1e-5 * |portable| + 1e-30 (the optimized exp gives
+// ~1e-38 where the portable one underflows).
+void test_softmax(KernelFn portable, KernelFn fast, const char* set) {
+  struct Case {
+    std::vector<int64_t> sizes;
+    int64_t dim;
+  };
+  for (const Case& c : std::vector<Case>{{{1}, 0}, {{3, 7}, 1}, {{2, 8}, -1}, {{5, 4, 33}, 2}, {{2, 1000}, -1},
+                                         {{4, 6, 5}, 1}}) {
+    int64_t n = 1;
+    for (int64_t d : c.sizes) n *= d;
+    auto x = random_floats(n, 5.0f);
+    x[0] = -200.0f;
+    char what[96];
+    std::snprintf(what, sizeof what, "[%s] aten::_softmax n=%lld dim=%lld", set, (long long)n, (long long)c.dim);
+    const std::vector<float> tiny(n, 1e-25f);
+    const auto make = [&](Args& a) {
+      a.ptrs = {a.floats(c.sizes, x), a.integer(c.dim), a.boolean(false), a.output(n)};
+    };
+    const std::vector<float> want = run(portable, make, 1, what);
+    for (int threads : {1, 2}) compare(what, run(fast, make, threads, what), want, tiny, kFloatTol);
+  }
+}
+
+// aten::gelu, both approximations, on vector tails and the tails of the distribution.
+void test_gelu(KernelFn portable, KernelFn fast, const char* set) {
+  for (int64_t n : {1, 7, 8, 9, 1000, 3 * 65})
+    for (const char* approximate : {"none", "tanh"}) {
+      auto x = random_floats(n, 4.0f);
+      const float tails[] = {-30.0f, -10.0f, -5.0f, 0.0f, 10.0f, 30.0f};
+      for (int64_t i = 0; i < n && i < 6; ++i) x[i] = tails[i];
+      char what[96];
+      std::snprintf(what, sizeof what, "[%s] aten::gelu n=%lld approximate=%s", set, (long long)n, approximate);
+      check_case(what, portable, fast, [&](Args& a, bool absolute) {
+        Value s;
+        s.tag = Value::Tag::String;
+        s.str = {approximate, std::strlen(approximate)};
+        a.ptrs = {a.floats({n}, absolute ? abs_of(x) : x), a.add(s), a.output(n)};
+      }, kFloatTol);
+    }
+}
+
+}  // namespace kdiff
