@@ -117,9 +117,10 @@ inline std::vector<float> abs_of(std::vector<float> v) {
   return v;
 }
 
-// Runs `fn` on the arguments `make` puts in Args::ptrs (the output last) and returns the
-// output floats.
-inline std::vector<float> run(KernelFn fn, const std::function<void(Args&)>& make, int threads, const char* what) {
+// Runs `fn` on the arguments `make` puts in Args::ptrs (the outputs last) and returns the
+// floats of the last `outputs` arguments, one after the other.
+inline std::vector<float> run(KernelFn fn, const std::function<void(Args&)>& make, int threads, const char* what,
+                              size_t outputs = 1) {
   Args a;
   make(a);
   HeapAllocator temp;
@@ -135,14 +136,17 @@ inline std::vector<float> run(KernelFn fn, const std::function<void(Args&)>& mak
     FAIL("%s: kernel failed: %s", what, diag.message);
     return {};
   }
-  const Tensor& out = a.ptrs.back()->tensor;
-  const float* y = out.data_as<float>();
-  return std::vector<float>(y, y + out.numel());
+  std::vector<float> all;
+  for (size_t k = a.ptrs.size() - outputs; k < a.ptrs.size(); ++k) {
+    const Tensor& out = a.ptrs[k]->tensor;
+    all.insert(all.end(), out.data_as<float>(), out.data_as<float>() + out.numel());
+  }
+  return all;
 }
 
 // Compares the optimized result with the portable one: |got - want| <= tol * (|want| + mag).
 inline void compare(const char* what, const std::vector<float>& got, const std::vector<float>& want,
-             const std::vector<float>& mag, double tol) {
+                    const std::vector<float>& mag, double tol) {
   ++g_checks;
   if (got.size() != want.size()) {
     FAIL("%s: %zu outputs, expected %zu", what, got.size(), want.size());
@@ -157,17 +161,24 @@ inline void compare(const char* what, const std::vector<float>& got, const std::
   }
 }
 
+// The optimized kernel `fast` on 1 and 2 threads against `want`, the portable result (as
+// compare).
+inline void compare_threads(const char* what, KernelFn fast, const std::function<void(Args&)>& make,
+                            const std::vector<float>& want, const std::vector<float>& mag, double tol) {
+  for (int threads : {1, 2}) {
+    const std::string w = std::string(what) + " threads=" + std::to_string(threads);
+    compare(w.c_str(), run(fast, make, threads, w.c_str()), want, mag, tol);
+  }
+}
+
 // One case: `make(args, absolute)` builds the op's arguments (absolute: inputs replaced by
 // their absolute values, for the magnitude bound); the output is the last argument.
 inline void check_case(const std::string& what, KernelFn portable, KernelFn fast,
-                const std::function<void(Args&, bool)>& make, double tol, bool use_abs = true) {
+                       const std::function<void(Args&, bool)>& make, double tol, bool use_abs = true) {
   auto build = [&](bool absolute) { return [&make, absolute](Args& a) { make(a, absolute); }; };
   const std::vector<float> want = run(portable, build(false), 1, what.c_str());
   const std::vector<float> mag = use_abs ? run(portable, build(true), 1, what.c_str()) : std::vector<float>();
-  for (int threads : {1, 2}) {
-    const std::string w = what + " threads=" + std::to_string(threads);
-    compare(w.c_str(), run(fast, build(false), threads, w.c_str()), want, mag, tol);
-  }
+  compare_threads(what.c_str(), fast, build(false), want, mag, tol);
 }
 
 constexpr double kFloatTol = 1e-5;

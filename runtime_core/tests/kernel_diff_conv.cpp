@@ -57,10 +57,7 @@ void test_conv2d_packed(KernelFn portable, KernelFn fast, const char* set) {
     };
     const std::vector<float> want = run(portable, [&](Args& a) { args(a, false, true); }, 1, what);
     const std::vector<float> mag = run(portable, [&](Args& a) { args(a, true, false); }, 1, what);
-    for (int threads : {1, 2}) {
-      const std::string wt = std::string(what) + " threads=" + std::to_string(threads);
-      compare(wt.c_str(), run(fast, [&](Args& a) { args(a, false, true); }, threads, wt.c_str()), want, mag, kFloatTol);
-    }
+    compare_threads(what, fast, [&](Args& a) { args(a, false, true); }, want, mag, kFloatTol);
   }
 }
 
@@ -175,10 +172,7 @@ void test_conv_q8(const char* op, KernelFn portable, KernelFn fast, const char* 
       a.ptrs.push_back(a.output(c.batch * c.c_out * oh * ow));
     };
     const std::vector<float> want = run(portable, make, 1, what);
-    for (int threads : {1, 2}) {
-      const std::string wt = std::string(what) + " threads=" + std::to_string(threads);
-      compare(wt.c_str(), run(fast, make, threads, wt.c_str()), want, {}, 0.0);
-    }
+    compare_threads(what, fast, make, want, {}, 0.0);
   }
 }
 

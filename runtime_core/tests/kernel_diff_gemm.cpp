@@ -125,10 +125,7 @@ void test_convolution_clamp(KernelFn portable, KernelFn fast, const char* set) {
     };
     const std::vector<float> want = run(portable, [&](Args& a) { args(a, false, true); }, 1, what);
     const std::vector<float> mag = run(conv, [&](Args& a) { args(a, true, false); }, 1, what);
-    for (int threads : {1, 2}) {
-      const std::string wt = std::string(what) + " threads=" + std::to_string(threads);
-      compare(wt.c_str(), run(fast, [&](Args& a) { args(a, false, true); }, threads, wt.c_str()), want, mag, kFloatTol);
-    }
+    compare_threads(what, fast, [&](Args& a) { args(a, false, true); }, want, mag, kFloatTol);
   }
 }
 

@@ -80,6 +80,18 @@ void check_half_scales(KernelFn portable, KernelFn fast, const QWeight& w,
   compare(wf.c_str(), run(fast, with(w), 1, wf.c_str()), run(fast, with(w32), 1, wf.c_str()), {}, 0.0);
 }
 
+// The magnitude bound of a linear layer's outputs: Σ|x| of the row · max|w| + |bias|.
+std::vector<float> linear_magnitude(const std::vector<float>& x, int64_t m, int64_t k, int64_t n, float wmax,
+                                    const std::vector<float>* bias) {
+  std::vector<float> mag(m * n);
+  for (int64_t r = 0; r < m; ++r) {
+    float sx = 0;
+    for (int64_t c = 0; c < k; ++c) sx += std::fabs(x[r * k + c]);
+    for (int64_t c = 0; c < n; ++c) mag[r * n + c] = sx * wmax + (bias != nullptr ? std::fabs((*bias)[c]) : 0.0f);
+  }
+  return mag;
+}
+
 void test_linear_q(KernelFn portable, KernelFn fast, const char* set) {
   struct Mode {
     int act_mode;
@@ -100,21 +112,12 @@ void test_linear_q(KernelFn portable, KernelFn fast, const char* set) {
           std::snprintf(what, sizeof what, "[%s] pocket::linear_q %d-bit %s%s act_mode=%d g=%lld m=%lld k=%lld n=%lld",
                         set, bits, sym ? "sym" : "asym", half ? " f16" : "", md.act_mode, (long long)md.g,
                         (long long)m, (long long)md.k, (long long)n);
-          // Magnitude bound: Σ|x| · max|w| per row.
-          std::vector<float> mag(m * n);
-          for (int64_t r = 0; r < m; ++r) {
-            float sx = 0;
-            for (int64_t c = 0; c < md.k; ++c) sx += std::fabs(x[r * md.k + c]);
-            for (int64_t c = 0; c < n; ++c) mag[r * n + c] = sx * w.wmax + (bias ? std::fabs(b[c]) : 0.0f);
-          }
+          const std::vector<float> mag = linear_magnitude(x, m, md.k, n, w.wmax, bias ? &b : nullptr);
           auto make = [&](Args& a) { add_linear_q_args(a, w, x, m, bias ? &b : nullptr, md.act_mode); };
           const std::vector<float> want = run(portable, make, 1, what);
           // int8 activations: exact integer sums, double scaling (1 ulp-level differences).
           const double tol = md.act_mode == 0 ? kFloatTol : 1e-6;
-          for (int threads : {1, 2}) {
-            const std::string wt = std::string(what) + " threads=" + std::to_string(threads);
-            compare(wt.c_str(), run(fast, make, threads, wt.c_str()), want, mag, tol);
-          }
+          compare_threads(what, fast, make, want, mag, tol);
           if (half)
             check_half_scales(
                 portable, fast, w,
@@ -194,18 +197,10 @@ void test_linear_q_packed(KernelFn portable, KernelFn fast, const char* set) {
                         "[%s] pocket::linear_q_packed %d-bit %s%s act_mode=%d g=%lld m=%lld k=%lld n=%lld", set, bits,
                         sym ? "sym" : "asym", half ? " f16" : "", md.act_mode, (long long)md.g, (long long)m,
                         (long long)md.k, (long long)n);
-          std::vector<float> mag(m * n);
-          for (int64_t r = 0; r < m; ++r) {
-            float sx = 0;
-            for (int64_t c = 0; c < md.k; ++c) sx += std::fabs(x[r * md.k + c]);
-            for (int64_t c = 0; c < n; ++c) mag[r * n + c] = sx * w.wmax + (bias ? std::fabs(b[c]) : 0.0f);
-          }
+          const std::vector<float> mag = linear_magnitude(x, m, md.k, n, w.wmax, bias ? &b : nullptr);
           auto make = [&](Args& a) { add_linear_q_packed_args(a, w, x, m, bias ? &b : nullptr, md.act_mode); };
           const std::vector<float> want = run(portable, make, 1, what);
-          for (int threads : {1, 2}) {
-            const std::string wt = std::string(what) + " threads=" + std::to_string(threads);
-            compare(wt.c_str(), run(fast, make, threads, wt.c_str()), want, mag, kFloatTol);
-          }
+          compare_threads(what, fast, make, want, mag, kFloatTol);
           if (half)
             check_half_scales(
                 portable, fast, w,

@@ -12,26 +12,13 @@ void test_layer_norm(KernelFn portable, KernelFn fast, const char* set) {
       for (int affine = 0; affine < 4; ++affine) {
         auto x = random_floats(rows * cols, 3.0f), w = random_floats(cols), b = random_floats(cols);
         for (float& v : x) v += 1.0f;
-        auto outputs = [&](KernelFn fn, int threads) {
-          Args a;
+        const auto make = [&](Args& a) {
           a.ptrs = {a.floats({rows, cols}, x), a.ints({cols}), affine & 1 ? a.floats({cols}, w) : a.none(),
                     affine & 2 ? a.floats({cols}, b) : a.none(), a.real(1e-5), a.output(rows * cols), a.output(rows),
                     a.output(rows)};
-          HeapAllocator temp;
-          Diag diag;
-          KernelContext ctx;
-          ctx.temp = &temp;
-          ctx.diag = &diag;
-          static WorkerPool pool(2);
-          if (threads > 1) ctx.threads = &pool;
-          std::vector<float> all;
-          if (fn(ctx, a.ptrs.data()) != Error::Ok) FAIL("[%s] native_layer_norm failed: %s", set, diag.message);
-          for (size_t k = 5; k < 8; ++k) {
-            const Tensor& t = a.ptrs[k]->tensor;
-            all.insert(all.end(), t.data_as<float>(), t.data_as<float>() + t.numel());
-          }
-          return all;
         };
+        const std::string name = std::string("[") + set + "] aten::native_layer_norm";
+        const auto outputs = [&](KernelFn fn, int threads) { return run(fn, make, threads, name.c_str(), 3); };
         const std::vector<float> want = outputs(portable, 1), ones(want.size(), 1.0f);
         for (int threads : {1, 2}) {
           char what[128];
