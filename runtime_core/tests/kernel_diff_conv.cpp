@@ -131,6 +131,7 @@ void test_conv_q8(const char* op, KernelFn portable, KernelFn fast, const char* 
       {1, 4, 8, 9, 9, 3, 3, 2, 1, 1, 4, -1},     {1, 6, 6, 9, 9, 5, 5, 1, 2, 1, 6, 9},
       {1, 261, 20, 4, 5, 3, 3, 1, 1, 1, 1, 5},   // channels-last pixels quantized in runs
       {1, 37, 37, 11, 10, 3, 3, 1, 1, 2, 37, -9}, {2, 20, 20, 8, 9, 3, 5, 2, 2, 1, 20, 100},  // depthwise
+      {1, 24, 24, 40, 7, 3, 3, 1, 1, 1, 24, 3},  {2, 16, 16, 37, 6, 5, 5, 2, 2, 1, 16, -50},  // bands of rows
   };
   const double clamps[3][2] = {{-INFINITY, INFINITY}, {0.0, INFINITY}, {0.0, 6.0}};
   int n_case = 0;

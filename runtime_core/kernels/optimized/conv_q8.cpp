@@ -326,16 +326,24 @@ bool is_depthwise_cl(const ConvQ8Args& s) {
          s.k_plane() <= kMaxDwTaps;
 }
 
-// Depthwise channels-last through the fp32 row function `f`: x quantized to floats (x - zp),
-// the weight as (k_h, k_w, c) floats, a zero bias and no clamp give the exact sums, which
-// k.rescale scales per channel as the portable kernel (then bias, residual, clamp).
+// Depthwise channels-last through the fp32 row function `f`, in bands of up to kBandRows
+// output rows: a band's input rows quantized to floats (x - zp) into its slice's buffer; the
+// weight as (k_h, k_w, c) floats, a zero bias and no clamp give the exact sums, which
+// k.rescale scales per channel as the portable kernel (then bias, residual, clamp). The band
+// buffer is the band's rows as an image of its own (padding shifted), so the scratch stays a
+// few rows per thread and only the rows where bands meet are quantized twice.
+constexpr int64_t kBandRows = 16;
+
 Error run_depthwise_cl(KernelContext& ctx, const ConvQ8Args& s, const ConvQ8Kernels& k, const ConvF32Kernels& f) {
-  const int64_t c = s.c_in, taps = s.k_plane(), count = s.batch * s.in_plane() * c;
+  const int64_t c = s.c_in, taps = s.k_plane(), in_row = s.in[1] * c, out_row = s.out[1] * c;
+  const int64_t bands = (s.out[0] + kBandRows - 1) / kBandRows, units = s.batch * bands;
+  const int64_t band_in = std::min(s.in[0], (kBandRows - 1) * s.stride[0] + (s.k[0] - 1) * s.dil[0] + 1);
+  const int64_t slices = slice_count(ctx, units, std::min(kBandRows, s.out[0]) * out_row * taps);
   float* xf = nullptr;
   float* wf = nullptr;
   float* zeros = nullptr;
   double* mult = nullptr;
-  Error e = temp_array(ctx, s.op, "the quantized input", count, &xf);
+  Error e = temp_array(ctx, s.op, "quantized input rows", slices * band_in * in_row, &xf);
   if (e == Error::Ok) e = temp_array(ctx, s.op, "the weight as floats", taps * c, &wf);
   if (e == Error::Ok) e = temp_array(ctx, s.op, "a zero bias", c, &zeros);
   if (e == Error::Ok) e = temp_array(ctx, s.op, "channel scales", c, &mult);
@@ -346,14 +354,10 @@ Error run_depthwise_cl(KernelContext& ctx, const ConvQ8Args& s, const ConvQ8Kern
     mult[ch] = s.x_scale * static_cast<double>(s.w_scales[ch]);
   }
   const InputQuant q = input_quant(s, k);
-  ctx.parallel_for(count, grain_for(4), [&](int64_t i0, int64_t i1) {
-    k.quantize_floats(s.x + i0, i1 - i0, q.scale, q.lo, q.hi, xf + i0);
-  });
-  const int64_t rows = s.batch * s.out[0], row = s.out[1] * c;
-  ctx.parallel_for(rows, grain_for(row * taps), [&](int64_t r0, int64_t r1) {
+  parallel_slices(ctx, units, slices, [&](int64_t sl, int64_t u0, int64_t u1) {
+    float* buf = xf + sl * band_in * in_row;
     DwConvF32Row r;
     r.c = c;
-    r.in_h = s.in[0];
     r.in_w = s.in[1];
     r.out_w = s.out[1];
     for (int d = 0; d < 2; ++d) {
@@ -364,13 +368,23 @@ Error run_depthwise_cl(KernelContext& ctx, const ConvQ8Args& s, const ConvQ8Kern
     }
     r.w = wf;
     r.bias = zeros;
-    for (int64_t i = r0; i < r1; ++i) {
-      r.x = xf + i / s.out[0] * s.in_plane() * c;
-      r.oy = i % s.out[0];
-      r.y = s.y + i * row;
-      f.dw_row(r);
-      k.rescale(r.y, s.out[1], c, mult, s.bias, s.res != nullptr ? s.res + i * row : nullptr, s.out_min, s.out_max,
-                r.y);
+    r.x = buf;
+    for (int64_t u = u0; u < u1; ++u) {
+      const int64_t n = u / bands, oy0 = u % bands * kBandRows, oy1 = std::min(s.out[0], oy0 + kBandRows);
+      // the input rows the band reads: [iy0, iy1) inside the image
+      const int64_t iy0 = std::max<int64_t>(0, oy0 * s.stride[0] - s.pad[0]);
+      const int64_t iy1 = std::min(s.in[0], (oy1 - 1) * s.stride[0] - s.pad[0] + (s.k[0] - 1) * s.dil[0] + 1);
+      if (iy1 > iy0)
+        k.quantize_floats(s.x + (n * s.in[0] + iy0) * in_row, (iy1 - iy0) * in_row, q.scale, q.lo, q.hi, buf);
+      r.in_h = std::max<int64_t>(0, iy1 - iy0);
+      r.pad[0] = s.pad[0] + iy0;  // row iy of the image is row iy - iy0 of buf
+      for (int64_t oy = oy0; oy < oy1; ++oy) {
+        const int64_t at = (n * s.out[0] + oy) * out_row;
+        r.oy = oy;
+        r.y = s.y + at;
+        f.dw_row(r);
+        k.rescale(r.y, s.out[1], c, mult, s.bias, s.res != nullptr ? s.res + at : nullptr, s.out_min, s.out_max, r.y);
+      }
     }
   });
   return Error::Ok;
