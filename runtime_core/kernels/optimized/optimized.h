@@ -10,7 +10,8 @@
 //            dwconv3x3  depthwise 3x3 convolution (aten::convolution)
 //            linear_q   pocket::linear_q
 //            linear_qp  pocket::linear_q_packed (4-bit weights in the kernels' layout)
-//            conv_q8    pocket::conv2d_q8, conv2d_q8_packed (static int8 convolution)
+//            conv_q8    pocket::conv2d_q8, conv2d_q8_packed, conv2d_q8_channels_last (static int8
+//                       convolution; channels-last depthwise through conv's depthwise row)
 //            conv       pocket::conv2d_packed (channels-last convolution, packed weights) and
 //                       pocket::max_pool2d_channels_last
 //            sdpa       pocket::sdpa
