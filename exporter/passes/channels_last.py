@@ -13,8 +13,8 @@ an aten::permute converts only where a value enters the chain (the graph's input
 
 Then the epilogues fuse: a residual add whose one operand is a conv2d_packed or
 conv2d_q8_channels_last (its only user, no clamp yet) becomes that convolution's `residual`
-argument, and a ReLU / ReLU6 / clamp that
-is the sum's only user becomes its out_min / out_max (ResNet's relu(conv(y) + x)).
+argument, and a ReLU / ReLU6 / clamp that is the sum's only user becomes its out_min /
+out_max (ResNet's relu(conv(y) + x)).
 """
 
 from __future__ import annotations
@@ -67,9 +67,10 @@ def channels_last(mg) -> int:
                                     groups, lo, hi), node.meta, _permuted(node, TO_NHWC))
             converted += 1
         elif _q8_convertible(node, mg):
+            args = (nhwc(node.args[0]), *node.args[1:4], None, *node.args[4:])  # residual None
             with graph.inserting_before(node):
-                twin[node] = _call(graph, torch.ops.pocket.conv2d_q8_channels_last.default, (nhwc(node.args[0]), *node.args[1:4], None, *node.args[4:]),
-                                   node.meta, _permuted(node, TO_NHWC))
+                twin[node] = _call(graph, torch.ops.pocket.conv2d_q8_channels_last.default, args, node.meta,
+                                   _permuted(node, TO_NHWC))
             converted += 1
         elif node.target in UNARY and node.args[0] in twin and not node.kwargs:
             with graph.inserting_before(node):
@@ -196,7 +197,8 @@ def _leave_chain(mg, twin) -> None:
 def _fuse_residuals(mg) -> None:
     graph = mg.graph
     # where each fusable convolution has its residual and its out_min (out_max follows)
-    slots = {torch.ops.pocket.conv2d_packed.default: (3, 9), torch.ops.pocket.conv2d_q8_channels_last.default: (4, 12)}
+    slots = {torch.ops.pocket.conv2d_packed.default: (3, 9),
+             torch.ops.pocket.conv2d_q8_channels_last.default: (4, 12)}
     for add in list(graph.nodes):
         if add.op != "call_function" or not _same_shape_add(add) or add in mg.outputs:
             continue
