@@ -168,3 +168,30 @@ def test_static_int8_convolutions_join_the_chain(monkeypatch, name):
             torch.testing.assert_close(torch.as_tensor(run(program, x, threads=threads)), want, rtol=1e-5, atol=1e-6)
         with torch.no_grad():  # and int8 stays near fp32 (loose: 8-bit activations)
             assert (want - model(x)).abs().max() <= 0.1 * model(x).abs().max() + 0.02
+
+
+@pytest.mark.parametrize("name", ["Edges", "Residual"])
+def test_static_int8_chain_edges_match_the_nchw_program(monkeypatch, name):
+    """The int8 chain ends as the fp32 one does (method outputs, NCHW-only ops, a grouped and a
+    transposed convolution that stay NCHW, a convolution read twice, ReLU6 after a residual
+    sum): the same outputs as the int8 program without the channels-last pass, 1 and 2
+    threads, batch 2."""
+    cl = importlib.import_module("pocket.exporter.passes.channels_last")
+    torch.manual_seed(0)
+    model = globals()[name]().eval()
+    shape = (2, 3, 12, 10) if name == "Edges" else (2, 4, 9, 7)
+    x = torch.randn(shape) * 2
+    calib = [(torch.randn(shape) * 2,) for _ in range(3)]
+    program = pocket.export(model, (x,), quantize="int8", calibration=calib)
+    assert "pocket::conv2d_q8_channels_last" in ops_of(program)
+    monkeypatch.setattr(cl, "_q8_convertible", lambda node, mg: False)
+    monkeypatch.setattr(cl, "_conv_args", lambda node, mg: None)  # the fp32 transposed one stays anyway
+    nchw = pocket.export(model, (x,), quantize="int8", calibration=calib)
+    assert "pocket::conv2d_q8_channels_last" not in ops_of(nchw)
+    want = run(nchw, x)
+    want = want if isinstance(want, (tuple, list)) else (want,)
+    for threads in (1, 2):
+        got = run(program, x, threads=threads)
+        got = got if isinstance(got, (tuple, list)) else (got,)
+        for g, w in zip(got, want):
+            torch.testing.assert_close(torch.as_tensor(g), torch.as_tensor(w), rtol=1e-5, atol=1e-6)
