@@ -26,7 +26,6 @@ namespace detail {
 namespace {
 
 constexpr const char* kOp = "conv2d_packed";
-constexpr int64_t kMaxDwRows = 16;  // conv_f32_dw_row's and max_pool_f32_row's stack array of kernel rows
 constexpr int64_t kSmallWeightBytes = 16 * 1024;  // packed weights that stay in L1
 
 // The input with the convolution's zero padding around it, when it has any: batch items of
@@ -144,22 +143,6 @@ Error dense(KernelContext& ctx, const ConvPackedArgs& a, const ConvF32Kernels& k
   return Error::Ok;
 }
 
-// The window geometry a row function reads (DwConvF32Row, MaxPoolF32Row), from its op's
-// arguments (ConvPackedArgs, MaxPoolChannelsLastArgs); c channels.
-template <class Args, class Row>
-void set_window(const Args& a, int64_t c, Row* r) {
-  r->c = c;
-  r->in_h = a.in[0];
-  r->in_w = a.in[1];
-  r->out_w = a.out[1];
-  for (int d = 0; d < 2; ++d) {
-    r->k[d] = a.k[d];
-    r->stride[d] = a.stride[d];
-    r->pad[d] = a.pad[d];
-    r->dil[d] = a.dil[d];
-  }
-}
-
 Error depthwise(KernelContext& ctx, const ConvPackedArgs& a, const ConvF32Kernels& k) {
   const float* bias = a.bias;
   if (bias == nullptr) {
@@ -195,7 +178,7 @@ Error conv2d_packed_with(KernelContext& ctx, Value** args, const ConvF32Kernels&
   Error e = prepare_conv2d_packed(ctx, args, &a);
   if (e != Error::Ok) return e;
   if (!a.depthwise()) return dense(ctx, a, k);
-  if (a.k[0] <= kMaxDwRows) return depthwise(ctx, a, k);
+  if (a.k[0] <= kRowFnMaxRows) return depthwise(ctx, a, k);
   conv2d_packed_portable(ctx, a);
   return Error::Ok;
 }
@@ -204,7 +187,7 @@ Error max_pool2d_channels_last_with(KernelContext& ctx, Value** args, const Conv
   MaxPoolChannelsLastArgs a;
   Error e = prepare_max_pool2d_channels_last(ctx, args, &a);
   if (e != Error::Ok) return e;
-  if (a.k[0] > kMaxDwRows) {  // the row function's stack array of kernel rows
+  if (a.k[0] > kRowFnMaxRows) {  // the row function's stack array of kernel rows
     max_pool2d_channels_last_portable(ctx, a);
     return Error::Ok;
   }

@@ -319,10 +319,9 @@ Error run_depthwise(KernelContext& ctx, const ConvQ8Args& s, const ConvQ8Kernels
 
 // Channels-last depthwise taps whose float sums stay exact: taps · 255 · 128 < 2^24.
 constexpr int64_t kMaxDwTaps = (int64_t(1) << 24) / (255 * 128);
-constexpr int64_t kMaxDwRows = 16;  // the row function's stack array of kernel rows
 
 bool is_depthwise_cl(const ConvQ8Args& s) {
-  return s.channels_last && !s.packed && s.groups == s.c_in && s.c_out == s.c_in && s.k[0] <= kMaxDwRows &&
+  return s.channels_last && !s.packed && s.groups == s.c_in && s.c_out == s.c_in && s.k[0] <= kRowFnMaxRows &&
          s.k_plane() <= kMaxDwTaps;
 }
 
@@ -357,15 +356,7 @@ Error run_depthwise_cl(KernelContext& ctx, const ConvQ8Args& s, const ConvQ8Kern
   parallel_slices(ctx, units, slices, [&](int64_t sl, int64_t u0, int64_t u1) {
     float* buf = xf + sl * band_in * in_row;
     DwConvF32Row r;
-    r.c = c;
-    r.in_w = s.in[1];
-    r.out_w = s.out[1];
-    for (int d = 0; d < 2; ++d) {
-      r.k[d] = s.k[d];
-      r.stride[d] = s.stride[d];
-      r.pad[d] = s.pad[d];
-      r.dil[d] = s.dil[d];
-    }
+    set_window(s, c, &r);  // in_h and pad[0] are the band's, below
     r.w = wf;
     r.bias = zeros;
     r.x = buf;

@@ -261,6 +261,24 @@ struct ConvF32Kernels {
   void (*dw_row)(const DwConvF32Row& r);
   void (*max_pool_row)(const MaxPoolF32Row& r);
 };
+// Kernel rows a row function (dw_row, max_pool_row) holds in its stack array; drivers send
+// taller windows to the portable kernels.
+constexpr int64_t kRowFnMaxRows = 16;
+// The window geometry a row function reads (DwConvF32Row, MaxPoolF32Row) from its op's
+// arguments (ConvPackedArgs, MaxPoolChannelsLastArgs, ConvQ8Args); c channels.
+template <class Args, class Row>
+void set_window(const Args& a, int64_t c, Row* r) {
+  r->c = c;
+  r->in_h = a.in[0];
+  r->in_w = a.in[1];
+  r->out_w = a.out[1];
+  for (int d = 0; d < 2; ++d) {
+    r->k[d] = a.k[d];
+    r->stride[d] = a.stride[d];
+    r->pad[d] = a.pad[d];
+    r->dil[d] = a.dil[d];
+  }
+}
 
 // ---- pocket::sdpa (sdpa_f32_<isa>.cpp)
 
