@@ -67,44 +67,17 @@ InputQuant input_quant(const ConvQ8Args& s, const ConvQ8Kernels& k) {
           static_cast<float>(127 - s.zero_point), offset};
 }
 
-// Σ_{c, tap} w[oc, c, tap] for the output channels of group g, into sums (cout_g; packed:
-// blocks · 16, zero past cout_g).
-void weight_sums(const ConvQ8Args& s, const ConvQ8Kernels& k, int64_t g, int32_t* sums) {
-  const int64_t per_channel = s.cin_g() * s.k_plane();
-  if (s.packed && k.weight_sums != nullptr) {
-    const int64_t steps = s.k_plane() * s.quads();
-    k.weight_sums(s.w + g * s.blocks() * steps * kPackBlock, s.blocks(), steps, sums);
-    return;
-  }
-  if (!s.packed) {
-    for (int64_t oc = 0; oc < s.cout_g(); ++oc) {
-      const int8_t* w = s.w + (g * s.cout_g() + oc) * per_channel;
-      int32_t sum = 0;
-      for (int64_t i = 0; i < per_channel; ++i) sum += w[i];
-      sums[oc] = sum;
-    }
-    return;
-  }
-  const int64_t steps = s.k_plane() * s.quads();
-  for (int64_t b = 0; b < s.blocks(); ++b) {
-    int32_t lane[kPackBlock] = {};
-    const int8_t* w = s.w + (g * s.blocks() + b) * steps * kPackBlock;
-    for (int64_t st = 0; st < steps; ++st)
-      for (int i = 0; i < kPackBlock; ++i) lane[i] += w[st * kPackBlock + i];
-    for (int j = 0; j < kConvPackLanes && b * kConvPackLanes + j < s.cout_g(); ++j)
-      sums[b * kConvPackLanes + j] = lane[4 * j] + lane[4 * j + 1] + lane[4 * j + 2] + lane[4 * j + 3];
-  }
-}
-
-// corr, mult and bias of group g's channels (entries g * cout_pad + oc; zero past cout_g).
-void channel_params(const Plan& p, int64_t g, int32_t* corr, double* mult, float* bias) {
+// corr, mult and bias of group g's channels (entries g * cout_pad + oc; zero past cout_g),
+// from the packed weight w (the file's, or the one packed here).
+void channel_params(const Plan& p, const int8_t* w, int64_t g, int32_t* corr, double* mult, float* bias) {
   const ConvQ8Args& s = p.s;
   const int64_t at = g * p.cout_pad;
   std::fill(corr + at, corr + at + p.cout_pad, 0);
   std::fill(mult + at, mult + at + p.cout_pad, 0.0);
   std::fill(bias + at, bias + at + p.cout_pad, 0.0f);
   if (p.k.elem_bytes == 1) {
-    weight_sums(s, p.k, g, corr + at);
+    // Σ w per channel (blocks · 16 entries: zero past cout_g, whose weights are zero)
+    p.k.weight_sums(w + g * p.blocks * p.taps * p.steps * kPackBlock, p.blocks, p.taps * p.steps, corr + at);
     const int32_t factor = static_cast<int32_t>(s.zero_point) + p.k.byte_offset;
     // Exact: |Σ w| · 255 is within the bound of prepare_conv2d_q8.
     for (int64_t oc = 0; oc < p.cout_g; ++oc) corr[at + oc] *= factor;
@@ -240,11 +213,11 @@ Error run(KernelContext& ctx, const Plan& p) {
                      [&](int64_t r0, int64_t r1) { quantize_rows(p, xq, r0, r1); });
   else
     ctx.parallel_for(planes, grain_for(plane_size * 4), [&](int64_t u0, int64_t u1) { quantize_planes(p, xq, u0, u1); });
-  ctx.parallel_for(s.groups, grain_for(p.cout_g * p.cin_g * p.taps), [&](int64_t g0, int64_t g1) {
-    for (int64_t g = g0; g < g1; ++g) channel_params(p, g, corr, mult, bias);
-  });
   if (packed_here)
     ctx.parallel_for(all_blocks, grain_for(block_size * 4), [&](int64_t b0, int64_t b1) { pack_blocks(p, wp, b0, b1); });
+  ctx.parallel_for(s.groups, grain_for(p.cout_g * p.cin_g * p.taps), [&](int64_t g0, int64_t g1) {
+    for (int64_t g = g0; g < g1; ++g) channel_params(p, w, g, corr, mult, bias);
+  });
   const int64_t w_channels = p.blocks * kConvPackLanes;  // per group
   parallel_slices(ctx, units, slices, [&](int64_t sl, int64_t u0, int64_t u1) {
     const void** table = rows + sl * mr;

@@ -189,7 +189,7 @@ struct ConvQ8Kernels {
   ConvQ8FloatsFn quantize_floats;
   ConvQ8PixelsFn quantize_pixels;
   // Σ w per output channel of packed weight blocks: sums[b * 16 + j] (blocks, steps = taps ·
-  // quads); i8 variants (their correction), null for i16.
+  // quads), for the i8 variants' correction (every i8 variant has it); null for i16.
   void (*weight_sums)(const int8_t* w, int64_t blocks, int64_t steps, int32_t* sums);
   // n channels-last pixels of c exact sums (acc, may be y) to y = clamp(float(double(acc) ·
   // mult[j]) + bias[j] + res, lo, hi), bias and res optional (null).
