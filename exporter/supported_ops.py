@@ -201,7 +201,7 @@ SUPPORTED_OPS = {
     "aten::where.self": "TTT>T",
     "pocket::conv2d_packed": "TTttiIIIigg>T",
     "pocket::conv2d_q8": "TTTtfiIIIi>T",
-    "pocket::conv2d_q8_channels_last": "TTTttfiIIIIigg>T",
+    "pocket::conv2d_q8_channels_last": "TTTttfiIIIIigggj>T",
     "pocket::conv2d_q8_packed": "TTTtfiIIIIigg>T",
     "pocket::convolution_clamp": "TTtIIIigg>T",
     "pocket::embedding_q": "TTtTii>T",

@@ -27,12 +27,16 @@ within 1e-5 relative).
         as OIHW; then y clamped to [out_min, out_max] (either may be None): a ReLU or ReLU6 that
         followed the convolution
     conv2d_q8_channels_last(x, weight, w_scales, bias, residual, x_scale, x_zero_point, kernel_size,
-                            stride, padding, dilation, groups, out_min, out_max)
+                            stride, padding, dilation, groups, out_min, out_max, out_scale,
+                            out_zero_point)
         conv2d_q8_packed on a channels-last x (N, H, W, C) -> (N, OH, OW, Cout); a residual
         shaped as the output (or None) is added after the bias, before the clamp (ResNet's
-        relu(conv(x) + skip) as one op)
-    x must be float32. NaN/inf activations are outside the contract (the kernels give finite
-    garbage where these references give NaN).
+        relu(conv(x) + skip) as one op). x may be int8: the values xq above, already quantized
+        with x_scale and x_zero_point. With out_scale and out_zero_point (both or neither) y is
+        int8, clamp(round(y / out_scale) + out_zero_point, -128, 127): what the next
+        convolution would make of the float32 y with those parameters.
+    x must be float32 (but for conv2d_q8_channels_last's int8 x). NaN/inf activations are
+    outside the contract (the kernels give finite garbage where these references give NaN).
 
 Scales and mins of linear_q, linear_q_packed, embedding_q and embedding_q_packed are float32 or
 float16 (both the same dtype; GGUF's Q4_0, Q4_1 and Q8_0 keep their float16 d and m). A float16
@@ -136,10 +140,18 @@ def _(qweight, scales, mins, indices, bits, group_size):
     return qweight.new_empty((*indices.shape, scales.shape[1] * group_size), dtype=torch.float32)
 
 
+def quantize_per_tensor(x: Tensor, scale: float, zero_point: int) -> Tensor:
+    """clamp(round(x / scale) + zero_point, -128, 127) as float32 (the division in float32,
+    ties to even), or an int8 x as it is (already quantized)."""
+    if x.dtype == torch.int8:
+        return x.float()
+    return torch.clamp(torch.round(x.float() / scale) + zero_point, -128, 127)
+
+
 @torch.library.custom_op("pocket::conv2d_q8", mutates_args=())
 def conv2d_q8(x: Tensor, qweight: Tensor, w_scales: Tensor, bias: Optional[Tensor], x_scale: float,
               x_zero_point: int, stride: list[int], padding: list[int], dilation: list[int], groups: int) -> Tensor:
-    xq = torch.clamp(torch.round(x.float() / x_scale) + x_zero_point, -128, 127) - x_zero_point
+    xq = quantize_per_tensor(x, x_scale, x_zero_point) - x_zero_point
     acc = torch.nn.functional.conv2d(xq.double(), qweight.double(), None, stride, padding, dilation, groups)
     y = (acc * (x_scale * w_scales.double())[None, :, None, None]).float()
     return y + bias[None, :, None, None] if bias is not None else y
@@ -206,27 +218,35 @@ def _(x, weight, w_scales, bias, x_scale, x_zero_point, kernel_size, stride, pad
 def conv2d_q8_channels_last(x: Tensor, weight: Tensor, w_scales: Tensor, bias: Optional[Tensor],
                             residual: Optional[Tensor], x_scale: float, x_zero_point: int, kernel_size: list[int],
                             stride: list[int], padding: list[int], dilation: list[int], groups: int,
-                            out_min: Optional[float], out_max: Optional[float]) -> Tensor:
-    _check_nhwc(x)
+                            out_min: Optional[float], out_max: Optional[float], out_scale: Optional[float] = None,
+                            out_zero_point: Optional[int] = None) -> Tensor:
+    _check_channels_last(x, out_scale, out_zero_point)
     y = conv2d_q8_packed(x.permute(0, 3, 1, 2), weight, w_scales, bias, x_scale, x_zero_point, kernel_size, stride,
                          padding, dilation, groups, None, None).permute(0, 2, 3, 1)
     if residual is not None:
         y = y + residual
     y = torch.clamp(y, out_min, out_max) if out_min is not None or out_max is not None else y
+    if out_scale is not None:
+        y = quantize_per_tensor(y, out_scale, out_zero_point).to(torch.int8)
     return y.contiguous()
 
 
-def _check_nhwc(x: Tensor) -> None:
+def _check_channels_last(x: Tensor, out_scale, out_zero_point) -> None:
     if x.dim() != 4:
         raise ValueError(f"conv2d_q8_channels_last: x must be 4-d (N, H, W, C), got {list(x.shape)}")
+    if x.dtype not in (torch.float32, torch.int8):
+        raise ValueError(f"conv2d_q8_channels_last: x has dtype {x.dtype}, expected float32 or int8")
+    if (out_scale is None) != (out_zero_point is None):
+        raise ValueError("conv2d_q8_channels_last: out_scale and out_zero_point go together (an int8 output)")
 
 
 @conv2d_q8_channels_last.register_fake
 def _(x, weight, w_scales, bias, residual, x_scale, x_zero_point, kernel_size, stride, padding, dilation, groups,
-      out_min, out_max):
-    _check_nhwc(x)
+      out_min, out_max, out_scale=None, out_zero_point=None):
+    _check_channels_last(x, out_scale, out_zero_point)
     y = _conv_output(x.permute(0, 3, 1, 2), w_scales.shape[0], kernel_size, stride, padding, dilation)
-    return y.permute(0, 2, 3, 1).contiguous()
+    y = y.permute(0, 2, 3, 1).contiguous()
+    return y.to(torch.int8) if out_scale is not None else y
 
 
 # pocket::linear_q_packed's weight: a 4- or 8-bit linear_q weight stored as (N/16, K/step, 64)

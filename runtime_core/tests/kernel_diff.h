@@ -104,6 +104,7 @@ struct Args {
     return tensor(ScalarType::Float32, sizes, data, strides);
   }
   Value* output(int64_t numel) { return floats({numel}, std::vector<float>(numel, NAN)); }
+  Value* output_q8(int64_t numel) { return tensor(ScalarType::Int8, {numel}, std::vector<int8_t>(numel, -99)); }
 };
 
 inline std::vector<float> random_floats(size_t n, float scale = 1.0f) {
@@ -118,7 +119,7 @@ inline std::vector<float> abs_of(std::vector<float> v) {
 }
 
 // Runs `fn` on the arguments `make` puts in Args::ptrs (the outputs last) and returns the
-// floats of the last `outputs` arguments, one after the other.
+// floats (or int8 values as floats) of the last `outputs` arguments, one after the other.
 inline std::vector<float> run(KernelFn fn, const std::function<void(Args&)>& make, int threads, const char* what,
                               size_t outputs = 1) {
   Args a;
@@ -139,7 +140,10 @@ inline std::vector<float> run(KernelFn fn, const std::function<void(Args&)>& mak
   std::vector<float> all;
   for (size_t k = a.ptrs.size() - outputs; k < a.ptrs.size(); ++k) {
     const Tensor& out = a.ptrs[k]->tensor;
-    all.insert(all.end(), out.data_as<float>(), out.data_as<float>() + out.numel());
+    if (out.dtype == ScalarType::Int8)
+      all.insert(all.end(), out.data_as<int8_t>(), out.data_as<int8_t>() + out.numel());
+    else
+      all.insert(all.end(), out.data_as<float>(), out.data_as<float>() + out.numel());
   }
   return all;
 }

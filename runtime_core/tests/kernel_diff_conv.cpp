@@ -95,7 +95,8 @@ void test_max_pool_channels_last(KernelFn portable, KernelFn fast, const char* s
 }
 
 // ---- pocket::conv2d_q8, conv2d_q8_packed and conv2d_q8_channels_last: exact integer sums,
-// the same scaling as the portable kernel: identical results.
+// the same scaling as the portable kernel: identical results. The channels-last op runs each
+// case twice: float32 x and y, then an int8 x, an int8 y or both.
 
 struct ConvQ8Case {
   int64_t batch, c_in, c_out, h, w, kh, kw, stride, pad, dil, groups, zero_point;
@@ -132,14 +133,20 @@ void test_conv_q8(const char* op, KernelFn portable, KernelFn fast, const char* 
       {1, 261, 20, 4, 5, 3, 3, 1, 1, 1, 1, 5},   // channels-last pixels quantized in runs
       {1, 37, 37, 11, 10, 3, 3, 1, 1, 2, 37, -9}, {2, 20, 20, 8, 9, 3, 5, 2, 2, 1, 20, 100},  // depthwise
       {1, 24, 24, 40, 7, 3, 3, 1, 1, 1, 24, 3},  {2, 16, 16, 37, 6, 5, 5, 2, 2, 1, 16, -50},  // bands of rows
+      {1, 1, 2, 7, 6, 3, 3, 1, 1, 1, 1, 4},      // 3x3 on one channel, two outputs (not depthwise)
   };
   const double clamps[3][2] = {{-INFINITY, INFINITY}, {0.0, INFINITY}, {0.0, 6.0}};
   int n_case = 0;
+  for (int pass = 0; pass < (cl ? 2 : 1); ++pass)
   for (const ConvQ8Case& c : cases) {
+    const int q8 = pass == 0 ? 0 : 1 + n_case % 3;  // 1: int8 x, 2: int8 y, 3: both
+    const bool x_q8 = q8 & 1, y_q8 = q8 & 2;
     const int64_t oh = (c.h + 2 * c.pad - c.dil * (c.kh - 1) - 1) / c.stride + 1;
     const int64_t ow = (c.w + 2 * c.pad - c.dil * (c.kw - 1) - 1) / c.stride + 1;
     const int64_t cin_g = c.c_in / c.groups, cout_g = c.c_out / c.groups;
     auto x = random_floats(c.batch * c.c_in * c.h * c.w, 3.0f);
+    std::vector<int8_t> xi(x.size());
+    for (int8_t& v : xi) v = static_cast<int8_t>(static_cast<int>(g_rng() % 256) - 128);
     std::vector<int8_t> w(c.c_out * cin_g * c.kh * c.kw);
     for (int8_t& v : w) v = static_cast<int8_t>(static_cast<int>(g_rng() % 256) - 128);
     std::vector<float> scales(c.c_out), b = random_floats(c.c_out);
@@ -150,15 +157,18 @@ void test_conv_q8(const char* op, KernelFn portable, KernelFn fast, const char* 
     const double* clamp = clamps[n_case++ % 3];
     const bool oihw = !packed || cout_g < 4;  // as the exporter stores depthwise weights
     const std::vector<int8_t> wp = oihw ? w : pack_conv(w, c);
-    char what[220];
-    std::snprintf(what, sizeof what, "[%s] %s x[%lld,%lld,%lld,%lld] c_out %lld k%lldx%lld s%lld p%lld d%lld g%lld zp%lld%s",
+    char what[240];
+    std::snprintf(what, sizeof what, "[%s] %s x[%lld,%lld,%lld,%lld] c_out %lld k%lldx%lld s%lld p%lld d%lld g%lld zp%lld%s%s%s",
                   set, op, (long long)c.batch, (long long)c.c_in, (long long)c.h, (long long)c.w, (long long)c.c_out,
                   (long long)c.kh, (long long)c.kw, (long long)c.stride, (long long)c.pad, (long long)c.dil,
-                  (long long)c.groups, (long long)c.zero_point, residual ? " residual" : "");
+                  (long long)c.groups, (long long)c.zero_point, residual ? " residual" : "", x_q8 ? " int8 x" : "",
+                  y_q8 ? " int8 y" : "");
     auto make = [&](Args& a) {
       Value* weight = oihw ? a.tensor(ScalarType::Int8, {c.c_out, cin_g, c.kh, c.kw}, wp)
                            : a.tensor(ScalarType::Int8, {c.groups, (cout_g + 15) / 16, c.kh * c.kw, (cin_g + 3) / 4, 16, 4}, wp);
-      a.ptrs = {cl ? a.floats({c.batch, c.h, c.w, c.c_in}, x) : a.floats({c.batch, c.c_in, c.h, c.w}, x), weight,
+      Value* xv = x_q8 ? a.tensor(ScalarType::Int8, {c.batch, c.h, c.w, c.c_in}, xi)
+                  : cl ? a.floats({c.batch, c.h, c.w, c.c_in}, x) : a.floats({c.batch, c.c_in, c.h, c.w}, x);
+      a.ptrs = {xv, weight,
                 a.floats({c.c_out}, scales), bias ? a.floats({c.c_out}, b) : a.none()};
       if (cl) a.ptrs.push_back(residual ? a.floats({c.batch, oh, ow, c.c_out}, res) : a.none());
       a.ptrs.push_back(a.real(0.021));
@@ -170,7 +180,12 @@ void test_conv_q8(const char* op, KernelFn portable, KernelFn fast, const char* 
         a.ptrs.push_back(std::isinf(clamp[0]) ? a.none() : a.real(clamp[0]));
         a.ptrs.push_back(std::isinf(clamp[1]) ? a.none() : a.real(clamp[1]));
       }
-      a.ptrs.push_back(a.output(c.batch * c.c_out * oh * ow));
+      if (cl) {  // out_scale, out_zero_point: about a tenth of the values saturate
+        a.ptrs.push_back(y_q8 ? a.real(0.05 * std::sqrt(double(cin_g * c.kh * c.kw))) : a.none());
+        a.ptrs.push_back(y_q8 ? a.integer(-c.zero_point / 2) : a.none());
+      }
+      const int64_t n_out = c.batch * c.c_out * oh * ow;
+      a.ptrs.push_back(y_q8 ? a.output_q8(n_out) : a.output(n_out));
     };
     const std::vector<float> want = run(portable, make, 1, what);
     compare_threads(what, fast, make, want, {}, 0.0);

@@ -38,7 +38,7 @@ from examples import models
 from native_testing import run_kernel
 from pocket import _native
 from pocket.exporter.quant.formats import WeightFormat, quantize
-from pocket.exporter.quant.ops import pack_conv_weight, pack_linear_weight, unpack_linear_weight
+from pocket.exporter.quant.ops import pack_conv_weight, pack_linear_weight, quantize_per_tensor, unpack_linear_weight
 from random_models import tiny_llm
 
 CANDIDATES = ["avx2_fma", "avx2_fma,avx512", "avx2_fma,avx512,avx512_vnni", "neon", "neon,dotprod",
@@ -68,9 +68,13 @@ def run(name, args, like, table="portable", threads=1):
 def check(name, args, like, table, magnitude, tol):
     """Portable vs the kernel in `table`, on 1 and 2 threads."""
     want = run(name, args, like)
+    assert want.dtype == like.dtype
+    if not want.dtype.is_floating_point:  # int8 outputs: no wrap-around in the difference
+        want = want.double()
     for threads in (1, 2):
         got = run(name, args, like, table, threads)
-        assert got.shape == want.shape
+        assert got.shape == want.shape and got.dtype == like.dtype
+        got = got.to(want.dtype)
         bound = tol * (want.abs() + magnitude)
         bad = ~((got - want).abs() <= bound)
         if bad.any():
@@ -393,12 +397,16 @@ def conv2d_q8_packed_cases():
 
 
 def conv2d_q8_channels_last_cases():
-    """The packed cases on channels-last tensors, every other one with a residual."""
+    """The packed cases on channels-last tensors, every other one with a residual; of every
+    three, one has an int8 x (quantized with its x_scale and x_zero_point) and one an int8 y."""
     for i, (args, like) in enumerate(conv2d_q8_packed_cases()):
         x, *rest = args
-        y = like.permute(0, 2, 3, 1).contiguous()
+        x, y = x.permute(0, 2, 3, 1).contiguous(), like.permute(0, 2, 3, 1).contiguous()
         residual = torch.randn(y.shape) * 3 if i % 2 else None
-        yield [x.permute(0, 2, 3, 1).contiguous(), *rest[:3], residual, *rest[3:]], y
+        if i % 3 == 1:
+            x = quantize_per_tensor(x, rest[3], rest[4]).to(torch.int8)
+        out_quant = (0.05, -3) if i % 3 == 2 else (None, None)
+        yield [x, *rest[:3], residual, *rest[3:], *out_quant], y.to(torch.int8) if i % 3 == 2 else y
 
 
 CASES = {

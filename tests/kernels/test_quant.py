@@ -22,7 +22,8 @@ from harness import check
 import pocket.exporter.custom_ops  # noqa: F401  (registers torch.ops.pocket.*)
 from pocket import PocketError
 from pocket.exporter.quant.formats import WeightFormat, quantize
-from pocket.exporter.quant.ops import pack_conv_weight, pack_linear_weight, unpack_conv_weight, unpack_linear_weight
+from pocket.exporter.quant.ops import (pack_conv_weight, pack_linear_weight, quantize_per_tensor, unpack_conv_weight,
+                                       unpack_linear_weight)
 
 torch.manual_seed(0)
 
@@ -526,9 +527,9 @@ def test_conv2d_q8_packed_errors():
 # ---- conv2d_q8_channels_last: conv2d_q8_packed on NHWC tensors, a residual before the clamp
 
 
-def channels_last_args(packed, residual):
+def channels_last_args(packed, residual, out_scale=None, out_zero_point=None):
     x, *rest = packed
-    return [x.permute(0, 2, 3, 1).contiguous(), *rest[:3], residual, *rest[3:]]
+    return [x.permute(0, 2, 3, 1).contiguous(), *rest[:3], residual, *rest[3:], out_scale, out_zero_point]
 
 
 @pytest.mark.parametrize("shape,c_out,k,stride,padding,dilation,groups", CONV2D_CASES)
@@ -539,11 +540,35 @@ def test_conv2d_q8_channels_last(shape, c_out, k, stride, padding, dilation, gro
     y = reference("conv2d_q8_packed", packed).permute(0, 2, 3, 1)  # unclamped: packed has no bounds
     residual = torch.randn(y.shape) if with_residual else None
     args = channels_last_args(packed, residual)
-    args[-2:] = bounds
+    args[12:14] = bounds
     expected = reference("conv2d_q8_channels_last", args)
     check("pocket::conv2d_q8_channels_last", args, rtol=0, atol=0, expected=expected)
     want = y + residual if with_residual else y
     assert torch.equal(expected, want.clamp(*bounds) if bounds != (None, None) else want)
+
+
+@pytest.mark.parametrize("shape,c_out,k,stride,padding,dilation,groups", CONV2D_CASES)
+@pytest.mark.parametrize("int8_x,int8_y", [(True, False), (False, True), (True, True)])
+def test_conv2d_q8_channels_last_int8(shape, c_out, k, stride, padding, dilation, groups, int8_x, int8_y):
+    """An int8 x is the float32 x quantized with x_scale and x_zero_point, and an int8 y the
+    float32 y quantized with out_scale and out_zero_point: the results are those of the float32
+    op, exactly."""
+    packed = packed_args(conv_args(shape, c_out, k, stride, padding, dilation, groups, True, -9))
+    args = channels_last_args(packed, None)
+    args[12:14] = (-0.5, 3.0)
+    y = reference("conv2d_q8_channels_last", args)
+    x_scale, x_zp = args[5], args[6]
+    out_scale, out_zp = float(y.abs().max()) / 110, 20  # the values near 3 saturate at 127
+    xq = quantize_per_tensor(args[0], x_scale, x_zp).to(torch.int8)
+    yq = quantize_per_tensor(y, out_scale, out_zp).to(torch.int8)
+    assert yq.max() == 127 and yq.min() > -128
+    if int8_x:
+        args[0] = xq
+    if int8_y:
+        args[14:16] = (out_scale, out_zp)
+    expected = reference("conv2d_q8_channels_last", args)
+    assert torch.equal(expected, yq if int8_y else y)
+    check("pocket::conv2d_q8_channels_last", args, rtol=0, atol=0, expected=expected)
 
 
 def test_conv2d_q8_channels_last_errors():
@@ -562,3 +587,16 @@ def test_conv2d_q8_channels_last_errors():
     fails({12: float("nan")}, r"conv2d_q8_channels_last: out_min is NaN, expected a number or None")
     fails({6: -129}, r"conv2d_q8_channels_last: x_zero_point is -129, expected -128 to 127")
     fails({5: -1.0}, r"conv2d_q8_channels_last: x_scale is -1, expected a positive finite float32")
+    fails({0: args[0].to(torch.int16)}, r"conv2d_q8_channels_last: x has dtype int16, expected float32")
+    fails({0: args[0].to(torch.uint8)}, r"conv2d_q8_channels_last: x has dtype uint8, expected float32")
+    fails({14: 0.1}, r"conv2d_q8_channels_last: out_scale is given and out_zero_point None; expected both \(an int8 "
+                     r"output\) or neither")
+    fails({15: 3}, r"conv2d_q8_channels_last: out_scale is None and out_zero_point given")
+    fails({14: 0.0, 15: 0}, r"conv2d_q8_channels_last: out_scale is 0, expected a positive finite float32")
+    fails({14: float("inf"), 15: 0}, r"conv2d_q8_channels_last: out_scale is inf, expected a positive finite")
+    fails({14: 0.1, 15: 128}, r"conv2d_q8_channels_last: out_zero_point is 128, expected -128 to 127")
+    # the output's dtype follows out_scale: float32 without, int8 with
+    with pytest.raises(PocketError, match=r"conv2d_q8_channels_last: output has dtype float32, expected int8"):
+        check("pocket::conv2d_q8_channels_last", args[:14] + [0.1, 0], expected=torch.empty(1, 4, 4, 2))
+    with pytest.raises(PocketError, match=r"conv2d_q8_channels_last: output has dtype int8, expected float32"):
+        check("pocket::conv2d_q8_channels_last", args, expected=torch.empty(1, 4, 4, 2, dtype=torch.int8))

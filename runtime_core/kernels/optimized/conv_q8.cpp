@@ -9,14 +9,15 @@
 //      inside: the tiles' input pointers need no bounds checks. A channels-last x (groups 1)
 //      becomes xq (batch, h + 2 pad_h, w + 2 pad_w, steps · 4) instead: a pixel's channels are
 //      contiguous in x, so each input row quantizes as one run, and the steps of a pixel lie
-//      side by side for the tile.
+//      side by side for the tile. An int8 x (already quantized) is only converted to the
+//      variant's element.
 //   2. The weights: every variant reads the file's packed layout (conv2d_q8_packed) as it is;
 //      for conv2d_q8 the OIHW weight is packed into it first. Each channel gets its corr (i8
 //      only), mult and bias.
 //   3. Tiles of mr consecutive output positions of one (batch item, group): each position's
 //      first input pixel, to which the tile adds one offset per tap (the same for every
 //      position, made once per call), then one microkernel call per block of output channels.
-//      Threads take runs of tiles.
+//      Threads take runs of tiles. An int8 y is requantized in the tile's store.
 // Groups with few output channels would make tiles of mostly zeros. Depthwise 3x3 (one input
 // channel per group, stride 1 or 2) runs the fp32 depthwise microkernel on the quantized
 // values as floats: every product and partial sum is an integer below 2^24 (9 · 255 · 128),
@@ -131,6 +132,20 @@ void quantize_planes(const Plan& p, E* xq, int64_t u0, int64_t u1) {
   }
 }
 
+// n pixels of an int8 x's c values (q, quantized with zp) as pixels of c_pad stored
+// elements: q - zp + offset, the rest pad.
+template <typename E>
+void convert_pixels(const int8_t* x, int64_t n, int64_t c, int64_t c_pad, int32_t delta, E pad, E* out) {
+  if (c == c_pad) {
+    for (int64_t i = 0; i < n * c; ++i) out[i] = static_cast<E>(x[i] + delta);
+    return;
+  }
+  for (int64_t p = 0; p < n; ++p, x += c, out += c_pad) {
+    for (int64_t j = 0; j < c; ++j) out[j] = static_cast<E>(x[j] + delta);
+    std::fill(out + c, out + c_pad, pad);
+  }
+}
+
 // Padded rows [r0, r1) of a channels-last xq (row = batch item * hp + padded row).
 template <typename E>
 void quantize_rows(const Plan& p, E* xq, int64_t r0, int64_t r1) {
@@ -147,6 +162,11 @@ void quantize_rows(const Plan& p, E* xq, int64_t r0, int64_t r1) {
     }
     std::fill(row, row + pw * p.pixel, pad);
     std::fill(row + (pw + w) * p.pixel, row + row_size, pad);
+    if (s.x_q8 != nullptr) {
+      const int32_t delta = q.offset - static_cast<int32_t>(s.zero_point);
+      convert_pixels(s.x_q8 + (n * h + ih) * w * s.c_in, w, s.c_in, p.pixel, delta, pad, row + pw * p.pixel);
+      continue;
+    }
     p.k.quantize_pixels(s.x + (n * h + ih) * w * s.c_in, w, s.c_in, p.pixel, q.scale, q.lo, q.hi, q.offset,
                         p.pad_value, row + pw * p.pixel);
   }
@@ -231,6 +251,10 @@ Error run(KernelContext& ctx, const Plan& p) {
     t.ldy = s.channels_last ? s.c_out : 0;
     t.lo = s.out_min;
     t.hi = s.out_max;
+    t.q_scale = s.out_scale;
+    t.q_lo = static_cast<float>(-128 - s.out_zero_point);
+    t.q_hi = static_cast<float>(127 - s.out_zero_point);
+    t.q_zp = s.out_zero_point;
     for (int64_t u = u0; u < u1; ++u) {
       const int64_t image = u / tiles, p0 = u % tiles * mr, n = image / s.groups, g = image % s.groups;
       fill_rows(p, xq, n, g, p0, mr, table);
@@ -243,7 +267,8 @@ Error run(KernelContext& ctx, const Plan& p) {
         t.bias = bias + g * p.cout_pad + oc0;
         const int64_t at = s.channels_last ? (n * out_plane + p0) * s.c_out + oc0
                                            : (n * s.c_out + g * p.cout_g + oc0) * out_plane + p0;
-        t.y = s.y + at;
+        t.y = s.y != nullptr ? s.y + at : nullptr;
+        t.y_q8 = s.y_q8 != nullptr ? s.y_q8 + at : nullptr;
         t.res = s.res != nullptr ? s.res + at : nullptr;
         t.cols_n = static_cast<int>(std::min<int64_t>(f.nr, p.cout_g - oc0));
         f.fn(t);
@@ -303,7 +328,8 @@ bool is_depthwise_cl(const ConvQ8Args& s) {
 // weight as (k_h, k_w, c) floats, a zero bias and no clamp give the exact sums, which
 // k.rescale scales per channel as the portable kernel (then bias, residual, clamp). The band
 // buffer is the band's rows as an image of its own (padding shifted), so the scratch stays a
-// few rows per thread and only the rows where bands meet are quantized twice.
+// few rows per thread and only the rows where bands meet are quantized twice. An int8 y takes
+// each output row through a row of floats, then k.requantize.
 constexpr int64_t kBandRows = 16;
 
 Error run_depthwise_cl(KernelContext& ctx, const ConvQ8Args& s, const ConvQ8Kernels& k, const ConvF32Kernels& f) {
@@ -315,7 +341,9 @@ Error run_depthwise_cl(KernelContext& ctx, const ConvQ8Args& s, const ConvQ8Kern
   float* wf = nullptr;
   float* zeros = nullptr;
   double* mult = nullptr;
+  float* rows = nullptr;
   Error e = temp_array(ctx, s.op, "quantized input rows", slices * band_in * in_row, &xf);
+  if (e == Error::Ok && s.y_q8 != nullptr) e = temp_array(ctx, s.op, "output rows", slices * out_row, &rows);
   if (e == Error::Ok) e = temp_array(ctx, s.op, "the weight as floats", taps * c, &wf);
   if (e == Error::Ok) e = temp_array(ctx, s.op, "a zero bias", c, &zeros);
   if (e == Error::Ok) e = temp_array(ctx, s.op, "channel scales", c, &mult);
@@ -326,6 +354,7 @@ Error run_depthwise_cl(KernelContext& ctx, const ConvQ8Args& s, const ConvQ8Kern
     mult[ch] = s.x_scale * static_cast<double>(s.w_scales[ch]);
   }
   const InputQuant q = input_quant(s, k);
+  const float out_lo = static_cast<float>(-128 - s.out_zero_point), out_hi = static_cast<float>(127 - s.out_zero_point);
   parallel_slices(ctx, units, slices, [&](int64_t sl, int64_t u0, int64_t u1) {
     float* buf = xf + sl * band_in * in_row;
     DwConvF32Row r;
@@ -338,16 +367,20 @@ Error run_depthwise_cl(KernelContext& ctx, const ConvQ8Args& s, const ConvQ8Kern
       // the input rows the band reads: [iy0, iy1) inside the image
       const int64_t iy0 = std::max<int64_t>(0, oy0 * s.stride[0] - s.pad[0]);
       const int64_t iy1 = std::min(s.in[0], (oy1 - 1) * s.stride[0] - s.pad[0] + (s.k[0] - 1) * s.dil[0] + 1);
-      if (iy1 > iy0)
-        k.quantize_floats(s.x + (n * s.in[0] + iy0) * in_row, (iy1 - iy0) * in_row, q.scale, q.lo, q.hi, buf);
+      const int64_t first = (n * s.in[0] + iy0) * in_row, count = std::max<int64_t>(0, iy1 - iy0) * in_row;
+      if (s.x_q8 != nullptr)
+        for (int64_t i = 0; i < count; ++i) buf[i] = static_cast<float>(s.x_q8[first + i] - s.zero_point);
+      else if (count > 0)
+        k.quantize_floats(s.x + first, count, q.scale, q.lo, q.hi, buf);
       r.in_h = std::max<int64_t>(0, iy1 - iy0);
       r.pad[0] = s.pad[0] + iy0;  // row iy of the image is row iy - iy0 of buf
       for (int64_t oy = oy0; oy < oy1; ++oy) {
         const int64_t at = (n * s.out[0] + oy) * out_row;
         r.oy = oy;
-        r.y = s.y + at;
+        r.y = s.y_q8 != nullptr ? rows + sl * out_row : s.y + at;
         f.dw_row(r);
         k.rescale(r.y, s.out[1], c, mult, s.bias, s.res != nullptr ? s.res + at : nullptr, s.out_min, s.out_max, r.y);
+        if (s.y_q8 != nullptr) k.requantize(r.y, out_row, s.out_scale, out_lo, out_hi, s.out_zero_point, s.y_q8 + at);
       }
     }
   });
@@ -359,7 +392,8 @@ Error run_with(KernelContext& ctx, const ConvQ8Args& s, const ConvQ8Kernels& k, 
   const ConvQ8TileFn tile = cout_g > k.narrow.nr ? k.wide : k.narrow;
   if (s.channels_last && s.groups != 1) return conv2d_q8_portable(ctx, s);
   if (cout_g < kMinTileChannels)
-    return !s.packed && is_depthwise3x3(s) ? run_depthwise(ctx, s, k, dw) : conv2d_q8_portable(ctx, s);
+    return !s.channels_last && !s.packed && is_depthwise3x3(s) ? run_depthwise(ctx, s, k, dw)
+                                                                : conv2d_q8_portable(ctx, s);
   const int32_t pad_value = k.elem_bytes == 1 ? static_cast<int32_t>(s.zero_point) + k.byte_offset : 0;
   const Plan p{s,
                k,

@@ -58,7 +58,7 @@ struct Avx2 {
 #include "conv_q8_tile.inc"
 
 extern const ConvQ8Kernels kConvQ8I16Avx2 = {2, 0, conv_q8_quantize_row<Avx2>, conv_q8_quantize_floats,
-    conv_q8_quantize_pixels<Avx2>, nullptr, conv_q8_rescale<Avx2>,
+    conv_q8_quantize_pixels<Avx2>, nullptr, conv_q8_rescale<Avx2>, conv_q8_requantize_values,
                                              conv_q8_tile_fn<Avx2, 6, 1>(), conv_q8_tile_fn<Avx2, 6, 1>()};
 
 }  // namespace detail

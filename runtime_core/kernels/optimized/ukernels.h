@@ -165,6 +165,9 @@ struct ConvQ8Tile {
   int64_t plane = 0;
   int64_t ldy = 0;                         // not 0: channels-last, y[i * ldy + j] (plane unused)
   const float* res = nullptr;              // channels-last: added before the clamp, as y
+  int8_t* y_q8 = nullptr;                  // channels-last int8 output (y null): as y, each
+  float q_scale = 1, q_lo = 0, q_hi = 0;   //   value conv_q8_requantize(v, q_scale, q_lo, q_hi,
+  int32_t q_zp = 0;                        //   q_zp)
   int rows_n = 0, cols_n = 0;              // positions and channels to store (<= mr, nr)
 };
 struct ConvQ8TileFn {
@@ -195,6 +198,8 @@ struct ConvQ8Kernels {
   // mult[j]) + bias[j] + res, lo, hi), bias and res optional (null).
   void (*rescale)(const float* acc, int64_t n, int64_t c, const double* mult, const float* bias, const float* res,
                   float lo, float hi, float* y);
+  // out[i] = conv_q8_requantize(y[i], scale, lo, hi, zp) for i < n: an int8 output.
+  void (*requantize)(const float* y, int64_t n, float scale, float lo, float hi, int32_t zp, int8_t* out);
   ConvQ8TileFn narrow, wide;  // wide when a group has more output channels than narrow.nr; same mr
 };
 

@@ -1,6 +1,6 @@
 // pocket::conv2d_q8(Tensor x, Tensor qweight, Tensor w_scales, Tensor? bias, float x_scale, int x_zero_point, int[] stride, int[] padding, int[] dilation, int groups) -> Tensor
 // pocket::conv2d_q8_packed(Tensor x, Tensor weight, Tensor w_scales, Tensor? bias, float x_scale, int x_zero_point, int[] kernel_size, int[] stride, int[] padding, int[] dilation, int groups, float? out_min, float? out_max) -> Tensor
-// pocket::conv2d_q8_channels_last(Tensor x, Tensor weight, Tensor w_scales, Tensor? bias, Tensor? residual, float x_scale, int x_zero_point, int[] kernel_size, int[] stride, int[] padding, int[] dilation, int groups, float? out_min, float? out_max) -> Tensor
+// pocket::conv2d_q8_channels_last(Tensor x, Tensor weight, Tensor w_scales, Tensor? bias, Tensor? residual, float x_scale, int x_zero_point, int[] kernel_size, int[] stride, int[] padding, int[] dilation, int groups, float? out_min, float? out_max, float? out_scale, int? out_zero_point) -> Tensor
 //
 // 2d convolution of x (B, Cin, H, W) float32, quantized per tensor to int8 with x_scale and
 // x_zero_point, with an int8 weight (Cout, Cin / groups, kh, kw) quantized per output channel
@@ -10,7 +10,9 @@
 //   y = float(acc * (x_scale * w_scale[c])) + bias[c]        product in double
 // The packed op's weight layouts are in parts.h (ConvQ8Args); its output is then clamped.
 // The channels-last op takes x (B, H, W, Cin) and gives (B, OH, OW, Cout), adding the
-// residual (shaped as y, or None) after the bias and before the clamp.
+// residual (shaped as y, or None) after the bias and before the clamp. Its x may be int8 (the
+// stored values xq + zp), and with out_scale and out_zero_point its y is int8:
+//   yq = clamp(round(y / out_scale) + out_zero_point, -128, 127)   float32 ops, ties to even
 // x is quantized once into temp memory (int16 holds xq - zp); each output channel
 // accumulates one int32 plane, one kernel tap at a time along contiguous output rows, the
 // planes split over the threads. The optimized kernels (kernels/optimized/conv_q8.cpp) give
@@ -58,7 +60,9 @@ void conv_plane(const int16_t* x, const int8_t* w, int32_t* acc, const ConvQ8Arg
 }
 
 // Output planes [p0, p1) (plane = batch item * c_out + output channel) from xq.
-void run_planes(const ConvQ8Args& s, const int8_t* w, const int16_t* xq, int32_t* acc, int64_t p0, int64_t p1) {
+// vals (out plane): the float outputs of a plane before an int8 y's requantization.
+void run_planes(const ConvQ8Args& s, const int8_t* w, const int16_t* xq, int32_t* acc, float* vals, int64_t p0,
+                int64_t p1) {
   const int64_t in_plane = s.in_plane(), out_plane = s.out_plane(), k_plane = s.k_plane();
   const int64_t cin_g = s.c_in / s.groups, cout_g = s.c_out / s.groups;
   for (int64_t plane = p0; plane < p1; ++plane) {
@@ -70,14 +74,20 @@ void run_planes(const ConvQ8Args& s, const int8_t* w, const int16_t* xq, int32_t
     // y[i * ys] is position i of this plane's channel (NCHW: contiguous; channels-last: c_out apart)
     const int64_t at = s.channels_last ? b * out_plane * s.c_out + oc : plane * out_plane;
     const int64_t ys = s.channels_last ? s.c_out : 1;
-    float* yp = s.y + at;
-    for (int64_t i = 0; i < out_plane; ++i) yp[i * ys] = static_cast<float>(acc[i] * m);
+    const int64_t vs = s.y_q8 != nullptr ? 1 : ys;  // the float values' stride
+    float* yp = s.y_q8 != nullptr ? vals : s.y + at;
+    for (int64_t i = 0; i < out_plane; ++i) yp[i * vs] = static_cast<float>(acc[i] * m);
     if (s.bias != nullptr)
-      for (int64_t i = 0; i < out_plane; ++i) yp[i * ys] += s.bias[oc];
+      for (int64_t i = 0; i < out_plane; ++i) yp[i * vs] += s.bias[oc];
     if (s.res != nullptr)
-      for (int64_t i = 0; i < out_plane; ++i) yp[i * ys] += s.res[at + i * ys];
+      for (int64_t i = 0; i < out_plane; ++i) yp[i * vs] += s.res[at + i * ys];
     if (s.out_min > -INFINITY || s.out_max < INFINITY)
-      for (int64_t i = 0; i < out_plane; ++i) yp[i * ys] = conv_q8_clamp(yp[i * ys], s.out_min, s.out_max);
+      for (int64_t i = 0; i < out_plane; ++i) yp[i * vs] = conv_q8_clamp(yp[i * vs], s.out_min, s.out_max);
+    if (s.y_q8 != nullptr) {
+      const float lo = static_cast<float>(-128 - s.out_zero_point), hi = static_cast<float>(127 - s.out_zero_point);
+      for (int64_t i = 0; i < out_plane; ++i)
+        s.y_q8[at + i * ys] = conv_q8_requantize(vals[i], s.out_scale, lo, hi, s.out_zero_point);
+    }
   }
 }
 
@@ -99,20 +109,22 @@ void unpack(const ConvQ8Args& s, int8_t* w) {
 struct Layout {
   int x_scale, stride, padding, dilation, groups, out;
   int kernel_size;  // -1: from the weight's shape (and no out_min / out_max)
-  int residual;     // -1: none
+  int residual;     // -1: none (and float32 x and y only; else out_scale, out_zero_point follow out_max)
   bool channels_last;
   const char* weight;
   const char* op;
 };
 constexpr Layout kPlain = {4, 6, 7, 8, 9, 10, -1, -1, false, "qweight", "conv2d_q8"};
 constexpr Layout kPacked = {4, 7, 8, 9, 10, 13, 6, -1, false, "weight", "conv2d_q8_packed"};
-constexpr Layout kChannelsLast = {5, 8, 9, 10, 11, 14, 7, 4, true, "weight", "conv2d_q8_channels_last"};
+constexpr Layout kChannelsLast = {5, 8, 9, 10, 11, 16, 7, 4, true, "weight", "conv2d_q8_channels_last"};
 
 Error check_tensors(KernelContext& ctx, const Tensor& x, const Tensor& w, const Tensor& out, const Layout& l,
-                    const char* kOp) {
-  Error e = expect_dtype(ctx, kOp, "x", x, ScalarType::Float32);
+                    bool int8_out, const char* kOp) {
+  Error e = Error::Ok;
+  if (l.residual < 0 || x.dtype != ScalarType::Int8) e = expect_dtype(ctx, kOp, "x", x, ScalarType::Float32);
   if (e == Error::Ok) e = expect_dtype(ctx, kOp, l.weight, w, ScalarType::Int8);
-  if (e == Error::Ok) e = expect_dtype(ctx, kOp, "output", out, ScalarType::Float32);
+  if (e == Error::Ok)
+    e = expect_dtype(ctx, kOp, "output", out, int8_out ? ScalarType::Int8 : ScalarType::Float32);
   if (e != Error::Ok) return e;
   char a[128], b[128];
   if (x.dim != 4 || !(w.dim == 4 || (w.dim == 6 && l.kernel_size >= 0)))
@@ -170,16 +182,27 @@ Error check_channels(KernelContext& ctx, const Tensor& w, const Tensor& w_scales
   return Error::Ok;
 }
 
-Error check_quant_params(KernelContext& ctx, ConvQ8Args* s) {
-  const char* kOp = s->op;
-  const float f = static_cast<float>(s->x_scale);
+// A tensor's per-tensor scale (a positive finite float32) and zero point (-128 to 127).
+Error check_quant_params(KernelContext& ctx, const char* kOp, const char* name, double scale, int64_t zero_point) {
+  const float f = static_cast<float>(scale);
   if (!(f > 0) || f == INFINITY)
-    return ctx.fail(Error::InvalidArgument, "%s: x_scale is %g, expected a positive finite float32", kOp,
-                    s->x_scale);
-  if (s->zero_point < -128 || s->zero_point > 127)
-    return ctx.fail(Error::InvalidArgument, "%s: x_zero_point is %lld, expected -128 to 127", kOp,
-                    static_cast<long long>(s->zero_point));
+    return ctx.fail(Error::InvalidArgument, "%s: %s_scale is %g, expected a positive finite float32", kOp, name,
+                    scale);
+  if (zero_point < -128 || zero_point > 127)
+    return ctx.fail(Error::InvalidArgument, "%s: %s_zero_point is %lld, expected -128 to 127", kOp, name,
+                    static_cast<long long>(zero_point));
   return Error::Ok;
+}
+
+// The channels-last op's out_scale and out_zero_point: both None (float32 y) or both given.
+Error read_out_quant(KernelContext& ctx, const char* kOp, const Value& scale, const Value& zero_point,
+                     bool* int8_out) {
+  *int8_out = !scale.is_none();
+  if (scale.is_none() != zero_point.is_none())
+    return ctx.fail(Error::InvalidArgument,
+                    "%s: out_scale is %s and out_zero_point %s; expected both (an int8 output) or neither", kOp,
+                    scale.is_none() ? "None" : "given", zero_point.is_none() ? "None" : "given");
+  return *int8_out ? check_quant_params(ctx, kOp, "out", scale.d, zero_point.i) : Error::Ok;
 }
 
 // out_min / out_max (None: unbounded).
@@ -196,8 +219,15 @@ Error parse(KernelContext& ctx, Value** args, const Layout& l, ConvQ8Args* s) {
   const char* kOp = s->op = l.op;
   const Tensor& x = args[0]->tensor;
   const Tensor& w = args[1]->tensor;
-  Error e = check_tensors(ctx, x, w, args[l.out]->tensor, l, kOp);
+  bool int8_out = false;
+  Error e = Error::Ok;
+  if (l.residual >= 0) e = read_out_quant(ctx, kOp, *args[l.groups + 3], *args[l.groups + 4], &int8_out);
+  if (e == Error::Ok) e = check_tensors(ctx, x, w, args[l.out]->tensor, l, int8_out, kOp);
   if (e != Error::Ok) return e;
+  if (int8_out) {
+    s->out_scale = static_cast<float>(args[l.groups + 3]->d);
+    s->out_zero_point = static_cast<int32_t>(args[l.groups + 4]->i);
+  }
   s->channels_last = l.channels_last;
   s->batch = x.sizes[0];
   s->c_in = x.sizes[l.channels_last ? 3 : 1];
@@ -219,7 +249,7 @@ Error parse(KernelContext& ctx, Value** args, const Layout& l, ConvQ8Args* s) {
   if (e == Error::Ok) e = expand_param(ctx, kOp, "padding", args[l.padding]->int_list, 2, 0, s->pad);
   if (e == Error::Ok) e = expand_param(ctx, kOp, "dilation", args[l.dilation]->int_list, 2, 1, s->dil);
   if (e == Error::Ok) e = check_channels(ctx, w, args[2]->tensor, l, s);
-  if (e == Error::Ok) e = check_quant_params(ctx, s);
+  if (e == Error::Ok) e = check_quant_params(ctx, kOp, "x", s->x_scale, s->zero_point);
   if (e == Error::Ok) e = expect_vector(ctx, kOp, "w_scales", args[2]->tensor, s->c_out, ScalarType::Float32);
   if (e == Error::Ok && !args[3]->is_none())
     e = expect_vector(ctx, kOp, "bias", args[3]->tensor, s->c_out, ScalarType::Float32);
@@ -258,11 +288,17 @@ Error prepare(KernelContext& ctx, Value** args, const Layout& l, ConvQ8Args* s) 
     if (e != Error::Ok) return e;
   }
   e = resize_output(ctx, kOp, out, sizes, 4);
-  if (e == Error::Ok) e = contiguous_data(ctx, kOp, "x", args[0]->tensor, &s->x);
+  if (e == Error::Ok && args[0]->tensor.dtype == ScalarType::Int8)
+    e = contiguous_data(ctx, kOp, "x", args[0]->tensor, &s->x_q8);
+  else if (e == Error::Ok)
+    e = contiguous_data(ctx, kOp, "x", args[0]->tensor, &s->x);
   if (e == Error::Ok) e = contiguous_data(ctx, kOp, l.weight, args[1]->tensor, &s->w);
   if (e == Error::Ok) e = contiguous_data(ctx, kOp, "w_scales", args[2]->tensor, &s->w_scales);
   if (e == Error::Ok && !args[3]->is_none()) e = contiguous_data(ctx, kOp, "bias", args[3]->tensor, &s->bias);
-  s->y = out.data_as<float>();
+  if (out.dtype == ScalarType::Int8)
+    s->y_q8 = out.data_as<int8_t>();
+  else
+    s->y = out.data_as<float>();
   return e;
 }
 
@@ -284,9 +320,11 @@ Error conv2d_q8_portable(KernelContext& ctx, const ConvQ8Args& s) {
   const int64_t slices = slice_count(ctx, planes, (s.c_in / s.groups) * s.k_plane() * s.out_plane());
   int16_t* xq = nullptr;
   int32_t* acc = nullptr;
+  float* vals = nullptr;
   int8_t* w = nullptr;
   Error e = temp_array(ctx, kOp, "the quantized input", count, &xq);
   if (e == Error::Ok) e = temp_array(ctx, kOp, "int32 output planes", slices * s.out_plane(), &acc);
+  if (e == Error::Ok && s.y_q8 != nullptr) e = temp_array(ctx, kOp, "output planes", slices * s.out_plane(), &vals);
   if (e == Error::Ok && s.packed) e = temp_array(ctx, kOp, "the unpacked weight", s.c_out * s.cin_g() * s.k_plane(), &w);
   if (e != Error::Ok) return e;
   if (s.packed)
@@ -302,11 +340,12 @@ Error conv2d_q8_portable(KernelContext& ctx, const ConvQ8Args& s) {
       const int64_t at = s.channels_last ? (i / s.c_in / in_plane * in_plane + i % in_plane) * s.c_in +
                                                i / in_plane % s.c_in
                                          : i;
-      xq[i] = static_cast<int16_t>(conv_q8_quantize(s.x[at], scale, lo, hi));
+      xq[i] = static_cast<int16_t>(s.x_q8 != nullptr ? s.x_q8[at] - s.zero_point
+                                                     : conv_q8_quantize(s.x[at], scale, lo, hi));
     }
   });
   parallel_slices(ctx, planes, slices, [&](int64_t sl, int64_t p0, int64_t p1) {
-    run_planes(s, w, xq, acc + sl * s.out_plane(), p0, p1);
+    run_planes(s, w, xq, acc + sl * s.out_plane(), vals != nullptr ? vals + sl * s.out_plane() : nullptr, p0, p1);
   });
   return Error::Ok;
 }

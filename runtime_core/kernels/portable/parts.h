@@ -79,7 +79,10 @@ Error convolution_clamp_with(KernelContext& ctx, Value** args, KernelFn conv);
 // [g, b, t, q, j, u] is w[g * c_out / groups + 16 b + j, 4 q + u, t] (zero past the group's
 // channels), t = kh * k_w + kw. The packed op clamps y to [out_min, out_max].
 // pocket::conv2d_q8_channels_last is the packed op on x (batch, in_h, in_w, c_in) -> y (batch,
-// out_h, out_w, c_out), with a residual shaped as y (or None) added after the bias.
+// out_h, out_w, c_out), with a residual shaped as y (or None) added after the bias. Its x may
+// be int8, already quantized with x_scale and x_zero_point (x_q8), and its y int8, quantized
+// with out_scale and out_zero_point after the clamp (y_q8): the values a float32 y would have
+// given the next convolution with those parameters, a quarter of the bytes.
 constexpr int kConvPackLanes = 16, kConvPackQuad = 4;
 struct ConvQ8Args {
   int64_t batch = 0, c_in = 0, c_out = 0, groups = 1;
@@ -95,6 +98,10 @@ struct ConvQ8Args {
   const float* res = nullptr;   // null: no residual (channels-last op)
   float out_min = -INFINITY, out_max = INFINITY;
   float* y = nullptr;
+  const int8_t* x_q8 = nullptr;  // int8 x (then x is null): channels-last op only
+  int8_t* y_q8 = nullptr;        // int8 y (then y is null): channels-last op only
+  float out_scale = 1;           // y_q8 = conv_q8_requantize(y, out_scale, out_zero_point)
+  int32_t out_zero_point = 0;
   bool channels_last = false;    // x and y (and res) are NHWC
   const char* op = "conv2d_q8";  // for messages
   int64_t cin_g() const { return c_in / groups; }
@@ -116,6 +123,11 @@ Error conv2d_q8_portable(KernelContext& ctx, const ConvQ8Args& a);
 // bounds being integers).
 inline int32_t conv_q8_quantize(float x, float x_scale, float lo, float hi) {
   return static_cast<int32_t>(round_half_even_small(clamp_float(x / x_scale, lo, hi)));
+}
+// The int8 output of conv2d_q8_channels_last: clamp(round(y / scale) + zp, -128, 127), the
+// stored value conv_q8_quantize gives the next convolution (lo = -128 - zp, hi = 127 - zp).
+inline int8_t conv_q8_requantize(float y, float scale, float lo, float hi, int32_t zp) {
+  return static_cast<int8_t>(conv_q8_quantize(y, scale, lo, hi) + zp);
 }
 // torch.clamp(y, lo, hi) = min(max(y, lo), hi), NaN kept: the packed op's output clamp.
 inline float conv_q8_clamp(float y, float lo, float hi) {
