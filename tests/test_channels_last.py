@@ -142,13 +142,47 @@ def test_first_of_two_inputs_and_a_float64_sum():
     assert_matches(program, model, (x, d))
 
 
+def int8_activations(program) -> int:
+    """How many of forward's planned activations are int8 (the int8 edges between
+    convolutions)."""
+    from pocket.fb.api import Location, Program, ScalarType, Tensor, ValueKind
+    from pocket.fb.header import unpack_header
+
+    data = program.data
+    root = Program.GetRootAs(data, unpack_header(data).header_size)
+    method = next(m for m in (root.Methods(i) for i in range(root.MethodsLength())) if m.Name() == b"forward")
+    count = 0
+    for k in range(method.ValuesLength()):
+        v = method.Values(k)
+        if v.KindType() == ValueKind.Tensor:
+            t = Tensor()
+            t.Init(v.Kind().Bytes, v.Kind().Pos)
+            count += t.Dtype() == ScalarType.Int8 and t.Location() == Location.Arena
+    return count
+
+
+def assert_int8_edges_close(program, plain, x, want_range):
+    """`program` (int8 edges) against `plain` (the same program without them) on x, 1 and 2
+    threads: an int8 edge's values are requantized from the sums in float32, at most one step
+    from quantizing the float32 output, which moves the model's output by well under 1% of its
+    range (int8's own error against fp32 is about 10x that)."""
+    want = run(plain, x)
+    want = want if isinstance(want, (tuple, list)) else (want,)
+    for threads in (1, 2):
+        got = run(program, x, threads=threads)
+        got = got if isinstance(got, (tuple, list)) else (got,)
+        for g, w in zip(got, want):
+            torch.testing.assert_close(torch.as_tensor(g), torch.as_tensor(w), rtol=0, atol=0.01 * want_range)
+
+
 @pytest.mark.parametrize("name", ["resnet", "mobilenet_v2"])
 def test_static_int8_convolutions_join_the_chain(monkeypatch, name):
     """Static int8 convolutions (groups 1 and depthwise) run channels-last
     (pocket::conv2d_q8_channels_last, residual adds and ReLUs fused, ResNet's stem pool
-    channels-last too) and give what the int8 program that runs them NCHW gives: the same
-    integer sums and float steps, so equal up to the order of the final spatial mean's sum;
-    1 and 2 threads."""
+    channels-last too). Without the int8 edges they give what the int8 program that runs them
+    NCHW gives: the same integer sums and float steps, so equal up to the order of the final
+    spatial mean's sum; with them (a convolution feeding only int8 convolutions gives int8)
+    within one requantization step; 1 and 2 threads."""
     cl = importlib.import_module("pocket.exporter.passes.channels_last")  # the module, not its function
     model, inputs = getattr(models, name)()
     g = torch.Generator().manual_seed(0)
@@ -159,15 +193,24 @@ def test_static_int8_convolutions_join_the_chain(monkeypatch, name):
     assert ("pocket::max_pool2d_channels_last" in ops) == (name == "resnet")
     assert not ops & {"pocket::conv2d_q8_packed", "aten::relu", "aten::hardtanh", "aten::add.Tensor",
                       "aten::max_pool2d_with_indices"}
+    # resnet: each of 6 blocks' first convolution feeds its second, and 2 block outputs feed a
+    # downsampling block's conv1 and 1x1 shortcut; mobilenet_v2 (52 convolutions, 17 blocks):
+    # 33 inside the blocks (expand -> depthwise -> project), the stem, and the 7 block outputs
+    # that the next layer does not also read as a residual
+    assert int8_activations(program) == {"resnet": 8, "mobilenet_v2": 41}[name]
+    monkeypatch.setattr(cl, "_int8_edges", lambda mg: 0)
+    plain = pocket.export(model, inputs, quantize="int8", calibration=calib)
+    assert int8_activations(plain) == 0
     monkeypatch.setattr(cl, "_q8_convertible", lambda node, mg: False)
     nchw = pocket.export(model, inputs, quantize="int8", calibration=calib)
     assert "pocket::conv2d_q8_packed" in set(ops_of(nchw)) and "pocket::conv2d_q8_channels_last" not in ops_of(nchw)
     for x in (inputs[0], torch.randn(inputs[0].shape, generator=g) * 2):
         want = torch.as_tensor(run(nchw, x))
         for threads in (1, 2):
-            torch.testing.assert_close(torch.as_tensor(run(program, x, threads=threads)), want, rtol=1e-5, atol=1e-6)
+            torch.testing.assert_close(torch.as_tensor(run(plain, x, threads=threads)), want, rtol=1e-5, atol=1e-6)
         with torch.no_grad():  # and int8 stays near fp32 (loose: 8-bit activations)
             assert (want - model(x)).abs().max() <= 0.1 * model(x).abs().max() + 0.02
+        assert_int8_edges_close(program, plain, x, float(want.abs().max()))
 
 
 @pytest.mark.parametrize("name", ["Edges", "Residual"])
@@ -195,3 +238,44 @@ def test_static_int8_chain_edges_match_the_nchw_program(monkeypatch, name):
         got = got if isinstance(got, (tuple, list)) else (got,)
         for g, w in zip(got, want):
             torch.testing.assert_close(torch.as_tensor(g), torch.as_tensor(w), rtol=1e-5, atol=1e-6)
+
+
+class Int8Edges(torch.nn.Module):
+    """A convolution read by two others (int8 for both), a depthwise one with ReLU6 between int8
+    edges, a sum fused as a residual (its other operand stays float32), a ReLU after it, and
+    a convolution read by another and returned (float32: a method output)."""
+
+    def __init__(self):
+        super().__init__()
+        self.a = torch.nn.Conv2d(3, 16, 3, stride=2, padding=1)
+        self.dw = torch.nn.Conv2d(16, 16, 3, padding=1, groups=16)
+        self.c = torch.nn.Conv2d(16, 8, 1)
+        self.d = torch.nn.Conv2d(16, 8, 1)
+        self.e = torch.nn.Conv2d(8, 12, 3, padding=1)
+        self.f = torch.nn.Conv2d(12, 4, 1)
+
+    def forward(self, x):
+        y = self.a(x)
+        z = torch.nn.functional.relu6(self.dw(y))
+        s = torch.relu(self.c(y) + self.d(z))
+        t = self.e(s)
+        return self.f(t), t
+
+
+def test_static_int8_edges_between_convolutions(monkeypatch):
+    """Int8 edges where every reader is an int8 convolution (a -> dw and c, dw -> d, the fused
+    sum -> e), float32 elsewhere (the residual operand, the method output t); within one
+    requantization step of the program without them, 1 and 2 threads, batch 2."""
+    cl = importlib.import_module("pocket.exporter.passes.channels_last")
+    torch.manual_seed(0)
+    model, shape = Int8Edges().eval(), (2, 3, 14, 11)
+    calib = [(torch.randn(shape) * 2,) for _ in range(3)]
+    x = torch.randn(shape) * 2
+    program = pocket.export(model, (x,), quantize="int8", calibration=calib)
+    assert int8_activations(program) == 3
+    monkeypatch.setattr(cl, "_int8_edges", lambda mg: 0)
+    plain = pocket.export(model, (x,), quantize="int8", calibration=calib)
+    assert int8_activations(plain) == 0
+    with torch.no_grad():
+        want_range = max(float(v.abs().max()) for v in model(x))
+    assert_int8_edges_close(program, plain, x, want_range)

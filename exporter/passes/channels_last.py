@@ -15,6 +15,12 @@ Then the epilogues fuse: a residual add whose one operand is a conv2d_packed or
 conv2d_q8_channels_last (its only user, no clamp yet) becomes that convolution's `residual`
 argument, and a ReLU / ReLU6 / clamp that is the sum's only user becomes its out_min /
 out_max (ResNet's relu(conv(y) + x)).
+
+Last, int8 between int8 convolutions: a conv2d_q8_channels_last whose every user is a
+conv2d_q8_channels_last reading it as x, all with the same x_scale and x_zero_point, gives them
+int8 (its out_scale / out_zero_point set to theirs). Each user skips its quantization and the
+tensor between them is a quarter of the bytes; results are unchanged, the producer rounding
+exactly as the users would (MobileNetV2's expand -> depthwise -> project chain).
 """
 
 from __future__ import annotations
@@ -104,6 +110,7 @@ def channels_last(mg) -> int:
     for node in pools:
         graph.erase_node(node)
     _fuse_residuals(mg)
+    _int8_edges(mg)
     return converted
 
 
@@ -225,3 +232,23 @@ def _fuse_residuals(mg) -> None:
             graph.erase_node(act)
         graph.erase_node(add)
         graph.erase_node(conv)
+
+
+def _int8_edges(mg) -> int:
+    """Gives int8 outputs to the int8 convolutions whose users all quantize them alike (see the
+    top); returns how many."""
+    q8 = torch.ops.pocket.conv2d_q8_channels_last.default
+    count = 0
+    for node in mg.graph.nodes:
+        if node.op != "call_function" or node.target is not q8 or node in mg.outputs or any(node.args[14:]):
+            continue
+        users = list(node.users)
+        if not users or any(u.target is not q8 or u.args[0] is not node or node in u.args[1:] for u in users):
+            continue
+        params = {(float(u.args[5]), int(u.args[6])) for u in users}
+        if len(params) != 1:
+            continue
+        node.args = (*node.args[:14], *params.pop())  # out_scale, out_zero_point
+        node.meta["val"] = node.meta["val"].to(torch.int8)
+        count += 1
+    return count

@@ -33,8 +33,14 @@ within 1e-5 relative).
         shaped as the output (or None) is added after the bias, before the clamp (ResNet's
         relu(conv(x) + skip) as one op). x may be int8: the values xq above, already quantized
         with x_scale and x_zero_point. With out_scale and out_zero_point (both or neither) y is
-        int8, clamp(round(y / out_scale) + out_zero_point, -128, 127): what the next
-        convolution would make of the float32 y with those parameters.
+        int8 for the next convolution, requantized from the integer sums in float32 (as
+        XNNPACK does; at most one step from quantizing the float32 y):
+            yq = clamp(round(float(acc) * m[c] + b[c]) + out_zero_point, q_lo, q_hi)
+            m = float32(x_scale * w_scales / out_scale), b = float32(bias / out_scale)
+            q_lo, q_hi = out_min, out_max quantized (round, + zp, within -128..127), else
+            -128, 127
+        With a residual the float32 y (residual added, clamped) is quantized instead,
+        clamp(round(y / out_scale) + out_zero_point, -128, 127).
     x must be float32 (but for conv2d_q8_channels_last's int8 x). NaN/inf activations are
     outside the contract (the kernels give finite garbage where these references give NaN).
 
@@ -151,10 +157,15 @@ def quantize_per_tensor(x: Tensor, scale: float, zero_point: int) -> Tensor:
 @torch.library.custom_op("pocket::conv2d_q8", mutates_args=())
 def conv2d_q8(x: Tensor, qweight: Tensor, w_scales: Tensor, bias: Optional[Tensor], x_scale: float,
               x_zero_point: int, stride: list[int], padding: list[int], dilation: list[int], groups: int) -> Tensor:
-    xq = quantize_per_tensor(x, x_scale, x_zero_point) - x_zero_point
-    acc = torch.nn.functional.conv2d(xq.double(), qweight.double(), None, stride, padding, dilation, groups)
+    acc = _conv_q8_sums(x, qweight, x_scale, x_zero_point, stride, padding, dilation, groups)
     y = (acc * (x_scale * w_scales.double())[None, :, None, None]).float()
     return y + bias[None, :, None, None] if bias is not None else y
+
+
+def _conv_q8_sums(x, qweight, x_scale, x_zero_point, stride, padding, dilation, groups) -> Tensor:
+    """The exact integer sums of conv2d_q8 (NCHW, float64)."""
+    xq = quantize_per_tensor(x, x_scale, x_zero_point) - x_zero_point
+    return torch.nn.functional.conv2d(xq.double(), qweight.double(), None, stride, padding, dilation, groups)
 
 
 def _conv_output(x, c_out, kernel_size, stride, padding, dilation):
@@ -221,6 +232,15 @@ def conv2d_q8_channels_last(x: Tensor, weight: Tensor, w_scales: Tensor, bias: O
                             out_min: Optional[float], out_max: Optional[float], out_scale: Optional[float] = None,
                             out_zero_point: Optional[int] = None) -> Tensor:
     _check_channels_last(x, out_scale, out_zero_point)
+    if out_scale is not None and residual is None:
+        qweight = unpack_conv_weight(weight, w_scales.shape[0], x.shape[3] // groups, kernel_size)
+        acc = _conv_q8_sums(x.permute(0, 3, 1, 2), qweight, x_scale, x_zero_point, stride, padding, dilation,
+                            groups).permute(0, 2, 3, 1)
+        m = (x_scale * w_scales.double() / out_scale).float()
+        b = (bias.double() / out_scale).float() if bias is not None else torch.zeros_like(m)
+        bound = lambda v, none: none if v is None else min(127, max(-128, round(v / out_scale) + out_zero_point))
+        q = torch.round(acc.float() * m + b) + out_zero_point
+        return torch.clamp(q, bound(out_min, -128), bound(out_max, 127)).to(torch.int8).contiguous()
     y = conv2d_q8_packed(x.permute(0, 3, 1, 2), weight, w_scales, bias, x_scale, x_zero_point, kernel_size, stride,
                          padding, dilation, groups, None, None).permute(0, 2, 3, 1)
     if residual is not None:

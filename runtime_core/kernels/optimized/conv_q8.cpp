@@ -68,9 +68,21 @@ InputQuant input_quant(const ConvQ8Args& s, const ConvQ8Kernels& k) {
           static_cast<float>(127 - s.zero_point), offset};
 }
 
-// corr, mult and bias of group g's channels (entries g * cout_pad + oc; zero past cout_g),
-// from the packed weight w (the file's, or the one packed here).
-void channel_params(const Plan& p, const int8_t* w, int64_t g, int32_t* corr, double* mult, float* bias) {
+// The per-channel arrays of the tiles (entries g * cout_pad + oc; zero past cout_g).
+struct ChannelParams {
+  int32_t* corr = nullptr;
+  double* mult = nullptr;
+  float* bias = nullptr;
+  float* q_mult = nullptr;  // an int8 y without a residual: q_mult, q_bias of conv_q8_requantize_sum
+  float* q_bias = nullptr;
+};
+
+// corr, mult and bias (or q_mult and q_bias) of group g's channels, from the packed weight w
+// (the file's, or the one packed here).
+void channel_params(const Plan& p, const int8_t* w, int64_t g, const ChannelParams& c) {
+  int32_t* corr = c.corr;
+  double* mult = c.mult;
+  float* bias = c.bias;
   const ConvQ8Args& s = p.s;
   const int64_t at = g * p.cout_pad;
   std::fill(corr + at, corr + at + p.cout_pad, 0);
@@ -87,6 +99,13 @@ void channel_params(const Plan& p, const int8_t* w, int64_t g, int32_t* corr, do
     const int64_t c_out = g * p.cout_g + oc;
     mult[at + oc] = s.x_scale * static_cast<double>(s.w_scales[c_out]);
     if (s.bias != nullptr) bias[at + oc] = s.bias[c_out];
+  }
+  if (c.q_mult == nullptr) return;
+  std::fill(c.q_mult + at, c.q_mult + at + p.cout_pad, 0.0f);
+  std::fill(c.q_bias + at, c.q_bias + at + p.cout_pad, 0.0f);
+  for (int64_t oc = 0; oc < p.cout_g; ++oc) {
+    c.q_mult[at + oc] = conv_q8_out_mult(s, g * p.cout_g + oc);
+    c.q_bias[at + oc] = conv_q8_out_bias(s, g * p.cout_g + oc);
   }
 }
 
@@ -204,17 +223,19 @@ Error run(KernelContext& ctx, const Plan& p) {
   const bool packed_here = !s.packed;
   E* xq = nullptr;
   int8_t* wp = nullptr;
-  int32_t* corr = nullptr;
-  double* mult = nullptr;
-  float* bias = nullptr;
+  ChannelParams c;
   const void** rows = nullptr;
   int64_t* tap_offsets = nullptr;
   const int64_t planes = s.batch * s.groups * p.steps, plane_size = p.hp * p.wp * kKc;
   Error e = temp_array(ctx, op, "the quantized input", planes * plane_size, &xq);
   if (e == Error::Ok && packed_here) e = temp_array(ctx, op, "the packed weight", all_blocks * block_size, &wp);
-  if (e == Error::Ok) e = temp_array(ctx, op, "channel corrections", s.groups * p.cout_pad, &corr);
-  if (e == Error::Ok) e = temp_array(ctx, op, "channel scales", s.groups * p.cout_pad, &mult);
-  if (e == Error::Ok) e = temp_array(ctx, op, "channel biases", s.groups * p.cout_pad, &bias);
+  const int64_t channels = s.groups * p.cout_pad;
+  if (e == Error::Ok) e = temp_array(ctx, op, "channel corrections", channels, &c.corr);
+  if (e == Error::Ok) e = temp_array(ctx, op, "channel scales", channels, &c.mult);
+  if (e == Error::Ok) e = temp_array(ctx, op, "channel biases", channels, &c.bias);
+  const bool requantize_sums = s.y_q8 != nullptr && s.res == nullptr;
+  if (e == Error::Ok && requantize_sums) e = temp_array(ctx, op, "output scales", channels, &c.q_mult);
+  if (e == Error::Ok && requantize_sums) e = temp_array(ctx, op, "output biases", channels, &c.q_bias);
   if (e == Error::Ok) e = temp_array(ctx, op, "tile input pointers", slices * mr, &rows);
   if (e == Error::Ok) e = temp_array(ctx, op, "tap offsets", p.taps, &tap_offsets);
   if (e != Error::Ok) return e;
@@ -236,7 +257,7 @@ Error run(KernelContext& ctx, const Plan& p) {
   if (packed_here)
     ctx.parallel_for(all_blocks, grain_for(block_size * 4), [&](int64_t b0, int64_t b1) { pack_blocks(p, wp, b0, b1); });
   ctx.parallel_for(s.groups, grain_for(p.cout_g * p.cin_g * p.taps), [&](int64_t g0, int64_t g1) {
-    for (int64_t g = g0; g < g1; ++g) channel_params(p, w, g, corr, mult, bias);
+    for (int64_t g = g0; g < g1; ++g) channel_params(p, w, g, c);
   });
   const int64_t w_channels = p.blocks * kConvPackLanes;  // per group
   parallel_slices(ctx, units, slices, [&](int64_t sl, int64_t u0, int64_t u1) {
@@ -251,9 +272,9 @@ Error run(KernelContext& ctx, const Plan& p) {
     t.ldy = s.channels_last ? s.c_out : 0;
     t.lo = s.out_min;
     t.hi = s.out_max;
-    t.q_scale = s.out_scale;
-    t.q_lo = static_cast<float>(-128 - s.out_zero_point);
-    t.q_hi = static_cast<float>(127 - s.out_zero_point);
+    t.q_scale = static_cast<float>(s.out_scale);
+    t.q_lo = static_cast<float>(s.q_lo - s.out_zero_point);
+    t.q_hi = static_cast<float>(s.q_hi - s.out_zero_point);
     t.q_zp = s.out_zero_point;
     for (int64_t u = u0; u < u1; ++u) {
       const int64_t image = u / tiles, p0 = u % tiles * mr, n = image / s.groups, g = image % s.groups;
@@ -262,9 +283,12 @@ Error run(KernelContext& ctx, const Plan& p) {
       for (int64_t oc0 = 0; oc0 < p.cout_g;) {
         const ConvQ8TileFn& f = oc0 + p.tile.nr <= w_channels ? p.tile : p.tail;
         point_weights(p, w, g, oc0, f.lanes, &t);
-        t.corr = corr + g * p.cout_pad + oc0;
-        t.mult = mult + g * p.cout_pad + oc0;
-        t.bias = bias + g * p.cout_pad + oc0;
+        const int64_t ch = g * p.cout_pad + oc0;
+        t.corr = c.corr + ch;
+        t.mult = c.mult + ch;
+        t.bias = c.bias + ch;
+        t.q_mult = requantize_sums ? c.q_mult + ch : nullptr;
+        t.q_bias = requantize_sums ? c.q_bias + ch : nullptr;
         const int64_t at = s.channels_last ? (n * out_plane + p0) * s.c_out + oc0
                                            : (n * s.c_out + g * p.cout_g + oc0) * out_plane + p0;
         t.y = s.y != nullptr ? s.y + at : nullptr;
@@ -328,8 +352,9 @@ bool is_depthwise_cl(const ConvQ8Args& s) {
 // weight as (k_h, k_w, c) floats, a zero bias and no clamp give the exact sums, which
 // k.rescale scales per channel as the portable kernel (then bias, residual, clamp). The band
 // buffer is the band's rows as an image of its own (padding shifted), so the scratch stays a
-// few rows per thread and only the rows where bands meet are quantized twice. An int8 y takes
-// each output row through a row of floats, then k.requantize.
+// few rows per thread and only the rows where bands meet are quantized twice. An int8 y
+// requantizes the sums (k.requantize_sums), or with a residual takes each output row through
+// a row of floats, then k.requantize.
 constexpr int64_t kBandRows = 16;
 
 Error run_depthwise_cl(KernelContext& ctx, const ConvQ8Args& s, const ConvQ8Kernels& k, const ConvF32Kernels& f) {
@@ -340,21 +365,42 @@ Error run_depthwise_cl(KernelContext& ctx, const ConvQ8Args& s, const ConvQ8Kern
   float* xf = nullptr;
   float* wf = nullptr;
   float* zeros = nullptr;
-  double* mult = nullptr;
+  double* mult = nullptr;  // rows: per output pixel, its c channels' values
+  float* bias = nullptr;
   float* rows = nullptr;
+  float* q_mult = nullptr;
+  float* q_bias = nullptr;
+  const bool requantize_sums = s.y_q8 != nullptr && s.res == nullptr;
   Error e = temp_array(ctx, s.op, "quantized input rows", slices * band_in * in_row, &xf);
   if (e == Error::Ok && s.y_q8 != nullptr) e = temp_array(ctx, s.op, "output rows", slices * out_row, &rows);
+  if (e == Error::Ok && requantize_sums) e = temp_array(ctx, s.op, "output scales", out_row, &q_mult);
+  if (e == Error::Ok && requantize_sums) e = temp_array(ctx, s.op, "output biases", out_row, &q_bias);
   if (e == Error::Ok) e = temp_array(ctx, s.op, "the weight as floats", taps * c, &wf);
   if (e == Error::Ok) e = temp_array(ctx, s.op, "a zero bias", c, &zeros);
-  if (e == Error::Ok) e = temp_array(ctx, s.op, "channel scales", c, &mult);
+  if (e == Error::Ok) e = temp_array(ctx, s.op, "channel scales", out_row, &mult);
+  if (e == Error::Ok && s.bias != nullptr) e = temp_array(ctx, s.op, "channel biases", out_row, &bias);
   if (e != Error::Ok) return e;
   for (int64_t ch = 0; ch < c; ++ch) {
     for (int64_t t = 0; t < taps; ++t) wf[t * c + ch] = static_cast<float>(s.w[ch * taps + t]);
     zeros[ch] = 0.0f;
     mult[ch] = s.x_scale * static_cast<double>(s.w_scales[ch]);
+    if (bias != nullptr) bias[ch] = s.bias[ch];
+    if (requantize_sums) {
+      q_mult[ch] = conv_q8_out_mult(s, ch);
+      q_bias[ch] = conv_q8_out_bias(s, ch);
+    }
+  }
+  for (int64_t i = c; i < out_row; ++i) {  // the rest of the row repeats the first pixel
+    mult[i] = mult[i - c];
+    if (bias != nullptr) bias[i] = bias[i - c];
+    if (requantize_sums) {
+      q_mult[i] = q_mult[i - c];
+      q_bias[i] = q_bias[i - c];
+    }
   }
   const InputQuant q = input_quant(s, k);
   const float out_lo = static_cast<float>(-128 - s.out_zero_point), out_hi = static_cast<float>(127 - s.out_zero_point);
+  const float q_lo = static_cast<float>(s.q_lo - s.out_zero_point), q_hi = static_cast<float>(s.q_hi - s.out_zero_point);
   parallel_slices(ctx, units, slices, [&](int64_t sl, int64_t u0, int64_t u1) {
     float* buf = xf + sl * band_in * in_row;
     DwConvF32Row r;
@@ -369,7 +415,7 @@ Error run_depthwise_cl(KernelContext& ctx, const ConvQ8Args& s, const ConvQ8Kern
       const int64_t iy1 = std::min(s.in[0], (oy1 - 1) * s.stride[0] - s.pad[0] + (s.k[0] - 1) * s.dil[0] + 1);
       const int64_t first = (n * s.in[0] + iy0) * in_row, count = std::max<int64_t>(0, iy1 - iy0) * in_row;
       if (s.x_q8 != nullptr)
-        for (int64_t i = 0; i < count; ++i) buf[i] = static_cast<float>(s.x_q8[first + i] - s.zero_point);
+        k.int8_floats(s.x_q8 + first, count, static_cast<int32_t>(s.zero_point), buf);
       else if (count > 0)
         k.quantize_floats(s.x + first, count, q.scale, q.lo, q.hi, buf);
       r.in_h = std::max<int64_t>(0, iy1 - iy0);
@@ -379,8 +425,13 @@ Error run_depthwise_cl(KernelContext& ctx, const ConvQ8Args& s, const ConvQ8Kern
         r.oy = oy;
         r.y = s.y_q8 != nullptr ? rows + sl * out_row : s.y + at;
         f.dw_row(r);
-        k.rescale(r.y, s.out[1], c, mult, s.bias, s.res != nullptr ? s.res + at : nullptr, s.out_min, s.out_max, r.y);
-        if (s.y_q8 != nullptr) k.requantize(r.y, out_row, s.out_scale, out_lo, out_hi, s.out_zero_point, s.y_q8 + at);
+        if (requantize_sums) {
+          k.requantize_sums(r.y, out_row, q_mult, q_bias, q_lo, q_hi, s.out_zero_point, s.y_q8 + at);
+          continue;
+        }
+        k.rescale(r.y, out_row, mult, bias, s.res != nullptr ? s.res + at : nullptr, s.out_min, s.out_max, r.y);
+        if (s.y_q8 != nullptr)
+          k.requantize(r.y, out_row, static_cast<float>(s.out_scale), out_lo, out_hi, s.out_zero_point, s.y_q8 + at);
       }
     }
   });

@@ -40,11 +40,16 @@ struct Avx2 {
   POCKET_TARGET static Acc dot(Acc acc, W w, B x) {
     return {_mm256_add_epi32(acc.a, _mm256_madd_epi16(w.a, x)), _mm256_add_epi32(acc.b, _mm256_madd_epi16(w.b, x))};
   }
+  // hadd: channels 0 1 4 5 | 2 3 6 7; the 64-bit permute puts them in order.
+  POCKET_TARGET static __m256i channel_sums(Acc acc) {
+    return _mm256_permute4x64_epi64(_mm256_hadd_epi32(acc.a, acc.b), 0xD8);
+  }
+  POCKET_TARGET static void sums(Acc acc, int32_t* out) {
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out), channel_sums(acc));
+  }
   POCKET_TARGET static void store(Acc acc, const int32_t* corr, const double* mult, const float* bias, float lo,
                                   float hi, float* out) {
-    // hadd: channels 0 1 4 5 | 2 3 6 7; the 64-bit permute puts them in order.
-    const __m256i sums = _mm256_permute4x64_epi64(_mm256_hadd_epi32(acc.a, acc.b), 0xD8);
-    const __m256i a = _mm256_sub_epi32(sums, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(corr)));
+    const __m256i a = _mm256_sub_epi32(channel_sums(acc), _mm256_loadu_si256(reinterpret_cast<const __m256i*>(corr)));
     const __m256d a0 = _mm256_mul_pd(_mm256_cvtepi32_pd(_mm256_castsi256_si128(a)), _mm256_loadu_pd(mult));
     const __m256d a1 = _mm256_mul_pd(_mm256_cvtepi32_pd(_mm256_extracti128_si256(a, 1)), _mm256_loadu_pd(mult + 4));
     const __m256 f = _mm256_set_m128(_mm256_cvtpd_ps(a1), _mm256_cvtpd_ps(a0));
@@ -58,7 +63,8 @@ struct Avx2 {
 #include "conv_q8_tile.inc"
 
 extern const ConvQ8Kernels kConvQ8I16Avx2 = {2, 0, conv_q8_quantize_row<Avx2>, conv_q8_quantize_floats,
-    conv_q8_quantize_pixels<Avx2>, nullptr, conv_q8_rescale<Avx2>, conv_q8_requantize_values,
+    conv_q8_quantize_pixels<Avx2>, nullptr, conv_q8_rescale, conv_q8_requantize_values,
+    conv_q8_requantize_sums, conv_q8_int8_floats,
                                              conv_q8_tile_fn<Avx2, 6, 1>(), conv_q8_tile_fn<Avx2, 6, 1>()};
 
 }  // namespace detail

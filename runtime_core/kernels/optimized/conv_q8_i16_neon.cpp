@@ -45,6 +45,10 @@ struct Neon {
     acc.hi = vmlal_high_lane_s16(acc.hi, w.c[3], x, 3);
     return acc;
   }
+  static void sums(Acc acc, int32_t* out) {
+    vst1q_s32(out, acc.lo);
+    vst1q_s32(out + 4, acc.hi);
+  }
   static void store(Acc acc, const int32_t* corr, const double* mult, const float* bias, float lo, float hi,
                     float* out) {
     store_conv_q8(acc.lo, corr, mult, bias, lo, hi, out);
@@ -57,7 +61,8 @@ struct Neon {
 #include "conv_q8_tile.inc"
 
 extern const ConvQ8Kernels kConvQ8I16Neon = {2, 0, conv_q8_quantize_row<Neon>, conv_q8_quantize_floats,
-    conv_q8_quantize_pixels<Neon>, nullptr, conv_q8_rescale<Neon>, conv_q8_requantize_values,
+    conv_q8_quantize_pixels<Neon>, nullptr, conv_q8_rescale, conv_q8_requantize_values,
+    conv_q8_requantize_sums, conv_q8_int8_floats,
                                              conv_q8_tile_fn<Neon, 6, 1>(), conv_q8_tile_fn<Neon, 6, 1>()};
 
 }  // namespace detail

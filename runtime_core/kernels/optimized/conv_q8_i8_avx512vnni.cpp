@@ -36,6 +36,7 @@ struct Vnni {
     return _mm512_set1_epi32(q);
   }
   POCKET_TARGET static Acc dot(Acc acc, W w, B x) { return _mm512_dpbusd_epi32(acc, x, w); }
+  POCKET_TARGET static void sums(Acc acc, int32_t* out) { _mm512_storeu_si512(out, acc); }
   POCKET_TARGET static void store(Acc acc, const int32_t* corr, const double* mult, const float* bias, float lo,
                                   float hi, float* out) {
     const __m512i a = _mm512_sub_epi32(acc, _mm512_loadu_si512(corr));
@@ -72,7 +73,8 @@ struct Vnni {
 #include "conv_q8_tile.inc"
 
 extern const ConvQ8Kernels kConvQ8I8Avx512Vnni = {1, 128, conv_q8_quantize_row<Vnni>, conv_q8_quantize_floats,
-    conv_q8_quantize_pixels<Vnni>, conv_q8_weight_sums<Vnni>, conv_q8_rescale<Vnni>, conv_q8_requantize_values,
+    conv_q8_quantize_pixels<Vnni>, conv_q8_weight_sums<Vnni>, conv_q8_rescale, conv_q8_requantize_values,
+    conv_q8_requantize_sums, conv_q8_int8_floats,
                                                    conv_q8_tile_fn<Vnni, 8, 1>(), conv_q8_tile_fn<Vnni, 8, 2>()};
 
 }  // namespace detail

@@ -33,6 +33,7 @@ struct NeonDot {
     return vreinterpretq_s8_s32(vdupq_n_s32(q));
   }
   POCKET_TARGET static Acc dot(Acc acc, W w, B x) { return vdotq_s32(acc, w, x); }
+  POCKET_TARGET static void sums(Acc acc, int32_t* out) { vst1q_s32(out, acc); }
   POCKET_TARGET static void store(Acc acc, const int32_t* corr, const double* mult, const float* bias, float lo, float hi,
                     float* out) {
     store_conv_q8(acc, corr, mult, bias, lo, hi, out);
@@ -44,7 +45,8 @@ struct NeonDot {
 #include "conv_q8_tile.inc"
 
 extern const ConvQ8Kernels kConvQ8I8NeonDot = {1, 0, conv_q8_quantize_row<NeonDot>, conv_q8_quantize_floats,
-    conv_q8_quantize_pixels<NeonDot>, conv_q8_weight_sums<NeonDot>, conv_q8_rescale<NeonDot>, conv_q8_requantize_values,
+    conv_q8_quantize_pixels<NeonDot>, conv_q8_weight_sums<NeonDot>, conv_q8_rescale, conv_q8_requantize_values,
+    conv_q8_requantize_sums, conv_q8_int8_floats,
                                                conv_q8_tile_fn<NeonDot, 6, 2>(), conv_q8_tile_fn<NeonDot, 6, 4>()};
 
 }  // namespace detail

@@ -165,9 +165,12 @@ struct ConvQ8Tile {
   int64_t plane = 0;
   int64_t ldy = 0;                         // not 0: channels-last, y[i * ldy + j] (plane unused)
   const float* res = nullptr;              // channels-last: added before the clamp, as y
-  int8_t* y_q8 = nullptr;                  // channels-last int8 output (y null): as y, each
-  float q_scale = 1, q_lo = 0, q_hi = 0;   //   value conv_q8_requantize(v, q_scale, q_lo, q_hi,
-  int32_t q_zp = 0;                        //   q_zp)
+  int8_t* y_q8 = nullptr;                  // channels-last int8 output (y null), as y:
+  const float* q_mult = nullptr;           //   without res conv_q8_requantize_sum(acc - corr,
+  const float* q_bias = nullptr;           //   q_mult, q_bias, q_lo, q_hi, q_zp) per channel (nr);
+  float q_lo = 0, q_hi = 0;                //   with res the float y quantized with q_scale
+  float q_scale = 1;
+  int32_t q_zp = 0;
   int rows_n = 0, cols_n = 0;              // positions and channels to store (<= mr, nr)
 };
 struct ConvQ8TileFn {
@@ -194,12 +197,18 @@ struct ConvQ8Kernels {
   // Σ w per output channel of packed weight blocks: sums[b * 16 + j] (blocks, steps = taps ·
   // quads), for the i8 variants' correction (every i8 variant has it); null for i16.
   void (*weight_sums)(const int8_t* w, int64_t blocks, int64_t steps, int32_t* sums);
-  // n channels-last pixels of c exact sums (acc, may be y) to y = clamp(float(double(acc) ·
-  // mult[j]) + bias[j] + res, lo, hi), bias and res optional (null).
-  void (*rescale)(const float* acc, int64_t n, int64_t c, const double* mult, const float* bias, const float* res,
-                  float lo, float hi, float* y);
+  // n exact sums (acc, may be y) to y = clamp(float(double(acc) · mult) + bias + res, lo, hi),
+  // bias and res optional (null); mult and bias hold each value's channel's (channels-last
+  // rows: the per-channel values repeated per pixel).
+  void (*rescale)(const float* acc, int64_t n, const double* mult, const float* bias, const float* res, float lo,
+                  float hi, float* y);
   // out[i] = conv_q8_requantize(y[i], scale, lo, hi, zp) for i < n: an int8 output.
   void (*requantize)(const float* y, int64_t n, float scale, float lo, float hi, int32_t zp, int8_t* out);
+  // n exact sums (floats) to int8: conv_q8_requantize_sum with mult and bias as in rescale.
+  void (*requantize_sums)(const float* acc, int64_t n, const float* mult, const float* bias, float lo, float hi,
+                          int32_t zp, int8_t* out);
+  // out[i] = float(x[i] - zp) for i < n: an int8 input's values for the fp32 depthwise path.
+  void (*int8_floats)(const int8_t* x, int64_t n, int32_t zp, float* out);
   ConvQ8TileFn narrow, wide;  // wide when a group has more output channels than narrow.nr; same mr
 };
 

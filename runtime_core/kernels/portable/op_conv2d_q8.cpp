@@ -11,13 +11,14 @@
 // The packed op's weight layouts are in parts.h (ConvQ8Args); its output is then clamped.
 // The channels-last op takes x (B, H, W, Cin) and gives (B, OH, OW, Cout), adding the
 // residual (shaped as y, or None) after the bias and before the clamp. Its x may be int8 (the
-// stored values xq + zp), and with out_scale and out_zero_point its y is int8:
-//   yq = clamp(round(y / out_scale) + out_zero_point, -128, 127)   float32 ops, ties to even
+// stored values xq + zp), and with out_scale and out_zero_point its y is int8: requantized
+// from the sums in float32, or with a residual quantized from y (parts.h, ConvQ8Args).
 // x is quantized once into temp memory (int16 holds xq - zp); each output channel
 // accumulates one int32 plane, one kernel tap at a time along contiguous output rows, the
 // planes split over the threads. The optimized kernels (kernels/optimized/conv_q8.cpp) give
 // identical results.
 #include <algorithm>
+#include <cmath>
 
 #include "parallel_util.h"
 #include "parts.h"
@@ -74,6 +75,13 @@ void run_planes(const ConvQ8Args& s, const int8_t* w, const int16_t* xq, int32_t
     // y[i * ys] is position i of this plane's channel (NCHW: contiguous; channels-last: c_out apart)
     const int64_t at = s.channels_last ? b * out_plane * s.c_out + oc : plane * out_plane;
     const int64_t ys = s.channels_last ? s.c_out : 1;
+    if (s.y_q8 != nullptr && s.res == nullptr) {
+      const float qm = conv_q8_out_mult(s, oc), qb = conv_q8_out_bias(s, oc);
+      const float lo = static_cast<float>(s.q_lo - s.out_zero_point), hi = static_cast<float>(s.q_hi - s.out_zero_point);
+      for (int64_t i = 0; i < out_plane; ++i)
+        s.y_q8[at + i * ys] = conv_q8_requantize_sum(static_cast<float>(acc[i]), qm, qb, lo, hi, s.out_zero_point);
+      continue;
+    }
     const int64_t vs = s.y_q8 != nullptr ? 1 : ys;  // the float values' stride
     float* yp = s.y_q8 != nullptr ? vals : s.y + at;
     for (int64_t i = 0; i < out_plane; ++i) yp[i * vs] = static_cast<float>(acc[i] * m);
@@ -86,7 +94,8 @@ void run_planes(const ConvQ8Args& s, const int8_t* w, const int16_t* xq, int32_t
     if (s.y_q8 != nullptr) {
       const float lo = static_cast<float>(-128 - s.out_zero_point), hi = static_cast<float>(127 - s.out_zero_point);
       for (int64_t i = 0; i < out_plane; ++i)
-        s.y_q8[at + i * ys] = conv_q8_requantize(vals[i], s.out_scale, lo, hi, s.out_zero_point);
+        s.y_q8[at + i * ys] =
+            conv_q8_requantize(vals[i], static_cast<float>(s.out_scale), lo, hi, s.out_zero_point);
     }
   }
 }
@@ -225,8 +234,16 @@ Error parse(KernelContext& ctx, Value** args, const Layout& l, ConvQ8Args* s) {
   if (e == Error::Ok) e = check_tensors(ctx, x, w, args[l.out]->tensor, l, int8_out, kOp);
   if (e != Error::Ok) return e;
   if (int8_out) {
-    s->out_scale = static_cast<float>(args[l.groups + 3]->d);
+    s->out_scale = args[l.groups + 3]->d;
     s->out_zero_point = static_cast<int32_t>(args[l.groups + 4]->i);
+    // out_min / out_max quantized: round (ties to even), + zp, within int8
+    auto bound = [&](const Value& v, int32_t none) {
+      if (v.is_none()) return none;
+      const double q = std::nearbyint(v.d / s->out_scale) + s->out_zero_point;
+      return static_cast<int32_t>(std::min(127.0, std::max(-128.0, q)));
+    };
+    s->q_lo = bound(*args[l.groups + 1], -128);
+    s->q_hi = bound(*args[l.groups + 2], 127);
   }
   s->channels_last = l.channels_last;
   s->batch = x.sizes[0];

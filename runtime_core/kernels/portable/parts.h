@@ -80,9 +80,13 @@ Error convolution_clamp_with(KernelContext& ctx, Value** args, KernelFn conv);
 // channels), t = kh * k_w + kw. The packed op clamps y to [out_min, out_max].
 // pocket::conv2d_q8_channels_last is the packed op on x (batch, in_h, in_w, c_in) -> y (batch,
 // out_h, out_w, c_out), with a residual shaped as y (or None) added after the bias. Its x may
-// be int8, already quantized with x_scale and x_zero_point (x_q8), and its y int8, quantized
-// with out_scale and out_zero_point after the clamp (y_q8): the values a float32 y would have
-// given the next convolution with those parameters, a quarter of the bytes.
+// be int8, already quantized with x_scale and x_zero_point (x_q8), and its y int8 (y_q8, with
+// out_scale and out_zero_point): without a residual requantized from the sums in float32,
+//   y_q8 = clamp(round(float(acc) · q_mult[c] + q_bias[c]) + out_zero_point, q_lo, q_hi)
+//   q_mult = float(x_scale · w_scale[c] / out_scale), q_bias = float(bias[c] / out_scale),
+//   q_lo / q_hi = out_min / out_max quantized (round, + zp, clamped to -128..127; else -128 / 127)
+// (as XNNPACK requantizes; at most one step from quantizing the float32 y), and with one the
+// float32 y (residual added, clamped) quantized: conv_q8_requantize(y, out_scale, ...).
 constexpr int kConvPackLanes = 16, kConvPackQuad = 4;
 struct ConvQ8Args {
   int64_t batch = 0, c_in = 0, c_out = 0, groups = 1;
@@ -100,8 +104,9 @@ struct ConvQ8Args {
   float* y = nullptr;
   const int8_t* x_q8 = nullptr;  // int8 x (then x is null): channels-last op only
   int8_t* y_q8 = nullptr;        // int8 y (then y is null): channels-last op only
-  float out_scale = 1;           // y_q8 = conv_q8_requantize(y, out_scale, out_zero_point)
+  double out_scale = 1;          // y_q8 (see above)
   int32_t out_zero_point = 0;
+  int32_t q_lo = -128, q_hi = 127;
   bool channels_last = false;    // x and y (and res) are NHWC
   const char* op = "conv2d_q8";  // for messages
   int64_t cin_g() const { return c_in / groups; }
@@ -124,10 +129,23 @@ Error conv2d_q8_portable(KernelContext& ctx, const ConvQ8Args& a);
 inline int32_t conv_q8_quantize(float x, float x_scale, float lo, float hi) {
   return static_cast<int32_t>(round_half_even_small(clamp_float(x / x_scale, lo, hi)));
 }
-// The int8 output of conv2d_q8_channels_last: clamp(round(y / scale) + zp, -128, 127), the
-// stored value conv_q8_quantize gives the next convolution (lo = -128 - zp, hi = 127 - zp).
+// conv2d_q8_channels_last's int8 output from a float32 y (with a residual): clamp(round(y /
+// scale) + zp, -128, 127), the stored value conv_q8_quantize gives the next convolution (lo =
+// -128 - zp, hi = 127 - zp).
 inline int8_t conv_q8_requantize(float y, float scale, float lo, float hi, int32_t zp) {
   return static_cast<int8_t>(conv_q8_quantize(y, scale, lo, hi) + zp);
+}
+// conv2d_q8_channels_last's int8 output from the sum acc (without a residual): mult and bias
+// are q_mult[c] and q_bias[c], lo = q_lo - zp and hi = q_hi - zp (float32 ops, ties to even:
+// the bounds are integers, so clamping before rounding is the same as after).
+inline int8_t conv_q8_requantize_sum(float acc, float mult, float bias, float lo, float hi, int32_t zp) {
+  return static_cast<int8_t>(static_cast<int32_t>(round_half_even_small(clamp_float(acc * mult + bias, lo, hi))) + zp);
+}
+inline float conv_q8_out_mult(const ConvQ8Args& s, int64_t c) {
+  return static_cast<float>(s.x_scale * static_cast<double>(s.w_scales[c]) / s.out_scale);
+}
+inline float conv_q8_out_bias(const ConvQ8Args& s, int64_t c) {
+  return s.bias != nullptr ? static_cast<float>(static_cast<double>(s.bias[c]) / s.out_scale) : 0.0f;
 }
 // torch.clamp(y, lo, hi) = min(max(y, lo), hi), NaN kept: the packed op's output clamp.
 inline float conv_q8_clamp(float y, float lo, float hi) {
