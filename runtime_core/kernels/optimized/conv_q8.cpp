@@ -196,9 +196,14 @@ template <typename E>
 void fill_rows(const Plan& p, const E* xq, int64_t n, int64_t g, int64_t p0, int mr, const void** rows) {
   const ConvQ8Args& s = p.s;
   const E* image = xq + (n * s.groups + g) * p.steps * p.hp * p.wp * kKc;
+  const int64_t last = s.out_plane() - 1;
+  int64_t oy = p0 / s.out[1], ox = p0 % s.out[1];  // one division per tile, then steps
   for (int i = 0; i < mr; ++i) {
-    const int64_t pos = std::min(p0 + i, s.out_plane() - 1);  // rows past the end repeat the last
-    rows[i] = image + (pos / s.out[1] * s.stride[0] * p.wp + pos % s.out[1] * s.stride[1]) * p.pixel;
+    rows[i] = image + (oy * s.stride[0] * p.wp + ox * s.stride[1]) * p.pixel;
+    if (p0 + i < last && ++ox == s.out[1]) {  // rows past the end repeat the last
+      ox = 0;
+      ++oy;
+    }
   }
 }
 

@@ -45,9 +45,11 @@ struct Neon {
     acc.hi = vmlal_high_lane_s16(acc.hi, w.c[3], x, 3);
     return acc;
   }
-  static void sums(Acc acc, int32_t* out) {
-    vst1q_s32(out, acc.lo);
-    vst1q_s32(out + 4, acc.hi);
+  static void requantize(Acc acc, const int32_t* corr, const float* mult, const float* bias, float lo, float hi,
+                         int32_t zp, int8_t* out) {
+    const int32x4_t a = requantize_conv_q8(acc.lo, corr, mult, bias, lo, hi, zp);
+    const int32x4_t b = requantize_conv_q8(acc.hi, corr + 4, mult + 4, bias + 4, lo, hi, zp);
+    vst1_s8(out, vmovn_s16(vcombine_s16(vmovn_s32(a), vmovn_s32(b))));
   }
   static void store(Acc acc, const int32_t* corr, const double* mult, const float* bias, float lo, float hi,
                     float* out) {

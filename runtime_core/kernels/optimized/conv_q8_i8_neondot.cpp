@@ -33,7 +33,11 @@ struct NeonDot {
     return vreinterpretq_s8_s32(vdupq_n_s32(q));
   }
   POCKET_TARGET static Acc dot(Acc acc, W w, B x) { return vdotq_s32(acc, w, x); }
-  POCKET_TARGET static void sums(Acc acc, int32_t* out) { vst1q_s32(out, acc); }
+  POCKET_TARGET static void requantize(Acc acc, const int32_t* corr, const float* mult, const float* bias, float lo,
+                                       float hi, int32_t zp, int8_t* out) {
+    const int16x4_t q = vmovn_s32(requantize_conv_q8(acc, corr, mult, bias, lo, hi, zp));
+    vst1_lane_s32(reinterpret_cast<int32_t*>(out), vreinterpret_s32_s8(vmovn_s16(vcombine_s16(q, q))), 0);
+  }
   POCKET_TARGET static void store(Acc acc, const int32_t* corr, const double* mult, const float* bias, float lo, float hi,
                     float* out) {
     store_conv_q8(acc, corr, mult, bias, lo, hi, out);
