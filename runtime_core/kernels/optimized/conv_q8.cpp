@@ -186,6 +186,20 @@ void quantize_rows(const Plan& p, E* xq, int64_t r0, int64_t r1) {
       convert_pixels(s.x_q8 + (n * h + ih) * w * s.c_in, w, s.c_in, p.pixel, delta, pad, row + pw * p.pixel);
       continue;
     }
+    if (s.c_in < kKc) {  // an image's few channels: split into channel rows, then quantize_row
+      constexpr int64_t kChunk = 256;
+      float split[kKc - 1][kChunk];
+      const float* src[kKc] = {};
+      for (int64_t j = 0; j < s.c_in; ++j) src[j] = split[j];
+      for (int64_t c0 = 0; c0 < w; c0 += kChunk) {
+        const int64_t m = std::min(kChunk, w - c0);
+        const float* x = s.x + ((n * h + ih) * w + c0) * s.c_in;
+        for (int64_t i = 0; i < m; ++i)
+          for (int64_t j = 0; j < s.c_in; ++j) split[j][i] = x[i * s.c_in + j];
+        p.k.quantize_row(src, m, q.scale, q.lo, q.hi, q.offset, p.pad_value, row + (pw + c0) * p.pixel);
+      }
+      continue;
+    }
     p.k.quantize_pixels(s.x + (n * h + ih) * w * s.c_in, w, s.c_in, p.pixel, q.scale, q.lo, q.hi, q.offset,
                         p.pad_value, row + pw * p.pixel);
   }

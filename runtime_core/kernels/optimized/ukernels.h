@@ -183,7 +183,7 @@ using ConvQ8RowFn = void (*)(const float* const* src, int64_t w, float scale, fl
                              int32_t pad, void* out);
 // out[i] = float(conv_q8_quantize(x[i], scale, lo, hi)) for i < n.
 using ConvQ8FloatsFn = void (*)(const float* x, int64_t n, float scale, float lo, float hi, float* out);
-// n channels-last pixels of c floats to pixels of c_pad stored elements (c_pad >= c, a
+// n channels-last pixels of c >= 4 floats to pixels of c_pad stored elements (c_pad >= c, a
 // multiple of 4): out[p * c_pad + j] = conv_q8_quantize(x[p * c + j], ...) + offset, or pad
 // for j >= c.
 using ConvQ8PixelsFn = void (*)(const float* x, int64_t n, int64_t c, int64_t c_pad, float scale, float lo,
