@@ -161,18 +161,23 @@ def int8_activations(program) -> int:
     return count
 
 
-def assert_int8_edges_close(program, plain, x, want_range):
-    """`program` (int8 edges) against `plain` (the same program without them) on x, 1 and 2
-    threads: an int8 edge's values are requantized from the sums in float32, at most one step
-    from quantizing the float32 output, which moves the model's output by well under 1% of its
-    range (int8's own error against fp32 is about 10x that)."""
-    want = run(plain, x)
+def assert_same_outputs(program, reference, x, rtol, atol):
+    """Every output of `program` on x, 1 and 2 threads, against `reference`'s."""
+    want = run(reference, x)
     want = want if isinstance(want, (tuple, list)) else (want,)
     for threads in (1, 2):
         got = run(program, x, threads=threads)
         got = got if isinstance(got, (tuple, list)) else (got,)
         for g, w in zip(got, want):
-            torch.testing.assert_close(torch.as_tensor(g), torch.as_tensor(w), rtol=0, atol=0.01 * want_range)
+            torch.testing.assert_close(torch.as_tensor(g), torch.as_tensor(w), rtol=rtol, atol=atol)
+
+
+def assert_int8_edges_close(program, plain, x, want_range):
+    """`program` (int8 edges) against `plain` (the same program without them): an int8 edge's
+    values are requantized from the sums in float32, at most one step from quantizing the
+    float32 output, which moves the model's output by well under 1% of its range (int8's own
+    error against fp32 is about 10x that)."""
+    assert_same_outputs(program, plain, x, 0, 0.01 * want_range)
 
 
 @pytest.mark.parametrize("name", ["resnet", "mobilenet_v2"])
@@ -231,13 +236,7 @@ def test_static_int8_chain_edges_match_the_nchw_program(monkeypatch, name):
     monkeypatch.setattr(cl, "_conv_args", lambda node, mg: None)  # the fp32 transposed one stays anyway
     nchw = pocket.export(model, (x,), quantize="int8", calibration=calib)
     assert "pocket::conv2d_q8_channels_last" not in ops_of(nchw)
-    want = run(nchw, x)
-    want = want if isinstance(want, (tuple, list)) else (want,)
-    for threads in (1, 2):
-        got = run(program, x, threads=threads)
-        got = got if isinstance(got, (tuple, list)) else (got,)
-        for g, w in zip(got, want):
-            torch.testing.assert_close(torch.as_tensor(g), torch.as_tensor(w), rtol=1e-5, atol=1e-6)
+    assert_same_outputs(program, nchw, x, 1e-5, 1e-6)
 
 
 class Int8Edges(torch.nn.Module):
