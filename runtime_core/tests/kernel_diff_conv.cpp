@@ -135,7 +135,8 @@ void test_conv_q8(const char* op, KernelFn portable, KernelFn fast, const char* 
       {1, 24, 24, 40, 7, 3, 3, 1, 1, 1, 24, 3},  {2, 16, 16, 37, 6, 5, 5, 2, 2, 1, 16, -50},  // bands of rows
       {1, 1, 2, 7, 6, 3, 3, 1, 1, 1, 1, 4},      // 3x3 on one channel, two outputs (not depthwise)
   };
-  const double clamps[3][2] = {{-INFINITY, INFINITY}, {0.0, INFINITY}, {0.0, 6.0}};
+  // out_min > out_max: out_max wins, as in torch.clamp
+  const double clamps[4][2] = {{-INFINITY, INFINITY}, {0.0, INFINITY}, {0.0, 6.0}, {2.0, -1.0}};
   int n_case = 0;
   for (int pass = 0; pass < (cl ? 2 : 1); ++pass)
   for (const ConvQ8Case& c : cases) {
@@ -154,7 +155,7 @@ void test_conv_q8(const char* op, KernelFn portable, KernelFn fast, const char* 
     const bool bias = n_case % 2 == 0;
     const bool residual = cl && n_case % 4 < 2;
     const auto res = random_floats(c.batch * c.c_out * oh * ow, 2.0f);
-    const double* clamp = clamps[n_case++ % 3];
+    const double* clamp = clamps[n_case++ % 4];
     const bool oihw = !packed || cout_g < 4;  // as the exporter stores depthwise weights
     const std::vector<int8_t> wp = oihw ? w : pack_conv(w, c);
     char what[240];

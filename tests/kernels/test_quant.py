@@ -550,8 +550,9 @@ def test_conv2d_q8_channels_last(shape, c_out, k, stride, padding, dilation, gro
 @pytest.mark.parametrize("shape,c_out,k,stride,padding,dilation,groups", CONV2D_CASES)
 @pytest.mark.parametrize("int8_x,int8_y,with_residual", [(True, False, False), (False, True, False),
                                                          (True, True, False), (True, True, True)])
+@pytest.mark.parametrize("bounds", [(-0.5, 3.0), (1.0, -0.25)])  # out_min > out_max: out_max wins
 def test_conv2d_q8_channels_last_int8(shape, c_out, k, stride, padding, dilation, groups, int8_x, int8_y,
-                                      with_residual):
+                                      with_residual, bounds):
     """An int8 x is the float32 x quantized with x_scale and x_zero_point: the results are those
     of the float32 x, exactly. An int8 y is the float32 y quantized with out_scale and
     out_zero_point: exactly with a residual, else (requantized from the sums in float32) within
@@ -559,13 +560,16 @@ def test_conv2d_q8_channels_last_int8(shape, c_out, k, stride, padding, dilation
     packed = packed_args(conv_args(shape, c_out, k, stride, padding, dilation, groups, True, -9))
     out_shape = reference("conv2d_q8_packed", packed).permute(0, 2, 3, 1).shape
     args = channels_last_args(packed, torch.randn(out_shape) * 0.5 if with_residual else None)
-    args[12:14] = (-0.5, 3.0)
+    args[12:14] = bounds
     y = reference("conv2d_q8_channels_last", args)
     x_scale, x_zp = args[5], args[6]
-    out_scale, out_zp = float(y.abs().max()) / 110, 20  # the values near 3 saturate at 127
+    out_scale, out_zp = 3.0 / 110, 20  # 3 saturates at 127
     xq = quantize_per_tensor(args[0], x_scale, x_zp).to(torch.int8)
     yq = quantize_per_tensor(y, out_scale, out_zp).to(torch.int8)
-    assert yq.max() == 127 and yq.min() > -128
+    if bounds[0] < bounds[1]:
+        assert yq.max() == 127 and yq.min() > -128
+    else:
+        assert torch.equal(yq, torch.full_like(yq, round(-0.25 / out_scale) + out_zp))
     if int8_x:
         args[0] = xq
     if int8_y:

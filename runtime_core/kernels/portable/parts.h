@@ -137,9 +137,14 @@ inline int8_t conv_q8_requantize(float y, float scale, float lo, float hi, int32
 }
 // conv2d_q8_channels_last's int8 output from the sum acc (without a residual): mult and bias
 // are q_mult[c] and q_bias[c], lo = q_lo - zp and hi = q_hi - zp (float32 ops, ties to even:
-// the bounds are integers, so clamping before rounding is the same as after).
+// the bounds are integers, so clamping before rounding is the same as after). The clamp is
+// max then min as torch.clamp (hi wins over a higher lo) and as the vector max / min (a NaN
+// gives lo).
 inline int8_t conv_q8_requantize_sum(float acc, float mult, float bias, float lo, float hi, int32_t zp) {
-  return static_cast<int8_t>(static_cast<int32_t>(round_half_even_small(clamp_float(acc * mult + bias, lo, hi))) + zp);
+  float v = acc * mult + bias;
+  v = v > lo ? v : lo;
+  v = v < hi ? v : hi;
+  return static_cast<int8_t>(static_cast<int32_t>(round_half_even_small(v)) + zp);
 }
 inline float conv_q8_out_mult(const ConvQ8Args& s, int64_t c) {
   return static_cast<float>(s.x_scale * static_cast<double>(s.w_scales[c]) / s.out_scale);
