@@ -18,9 +18,11 @@ out_max (ResNet's relu(conv(y) + x)).
 
 Last, int8 between int8 convolutions: a conv2d_q8_channels_last whose every user is a
 conv2d_q8_channels_last reading it as x, all with the same x_scale and x_zero_point, gives them
-int8 (its out_scale / out_zero_point set to theirs). Each user skips its quantization and the
-tensor between them is a quarter of the bytes; results are unchanged, the producer rounding
-exactly as the users would (MobileNetV2's expand -> depthwise -> project chain).
+int8 (its out_scale / out_zero_point set to theirs; not a method output). Each user skips its
+quantization and the tensor between them is a quarter of the bytes (MobileNetV2's expand ->
+depthwise -> project chain). The producer requantizes from its integer sums in float32, at
+most one step from what the user would have made of the float32 output (equal nearly
+everywhere; with a residual, exactly that).
 """
 
 from __future__ import annotations
