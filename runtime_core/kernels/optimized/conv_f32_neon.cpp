@@ -5,6 +5,7 @@
 #include <arm_neon.h>
 
 #include <algorithm>
+#include <cstring>
 
 #include "ukernels.h"
 

@@ -372,8 +372,8 @@ bool is_depthwise_cl(const ConvQ8Args& s) {
 // k.rescale scales per channel as the portable kernel (then bias, residual, clamp). The band
 // buffer is the band's rows as an image of its own (padding shifted), so the scratch stays a
 // few rows per thread and only the rows where bands meet are quantized twice. An int8 y
-// requantizes the sums (k.requantize_sums), or with a residual takes each output row through
-// a row of floats, then k.requantize.
+// without a residual is requantized from the sums in the row function's store (DwConvF32Row's
+// y_q8); with one, each output row goes through a row of floats, then k.requantize.
 constexpr int64_t kBandRows = 16;
 
 Error run_depthwise_cl(KernelContext& ctx, const ConvQ8Args& s, const ConvQ8Kernels& k, const ConvF32Kernels& f) {
@@ -387,13 +387,15 @@ Error run_depthwise_cl(KernelContext& ctx, const ConvQ8Args& s, const ConvQ8Kern
   double* mult = nullptr;  // rows: per output pixel, its c channels' values
   float* bias = nullptr;
   float* rows = nullptr;
-  float* q_mult = nullptr;
+  float* q_mult = nullptr;  // c, padded with zeros to whole vectors (the row function reads them)
   float* q_bias = nullptr;
   const bool requantize_sums = s.y_q8 != nullptr && s.res == nullptr;
+  const int64_t c_pad = round_up(c, kMaxNr);
   Error e = temp_array(ctx, s.op, "quantized input rows", slices * band_in * in_row, &xf);
-  if (e == Error::Ok && s.y_q8 != nullptr) e = temp_array(ctx, s.op, "output rows", slices * out_row, &rows);
-  if (e == Error::Ok && requantize_sums) e = temp_array(ctx, s.op, "output scales", out_row, &q_mult);
-  if (e == Error::Ok && requantize_sums) e = temp_array(ctx, s.op, "output biases", out_row, &q_bias);
+  if (e == Error::Ok && s.y_q8 != nullptr && !requantize_sums)
+    e = temp_array(ctx, s.op, "output rows", slices * out_row, &rows);
+  if (e == Error::Ok && requantize_sums) e = temp_array(ctx, s.op, "output scales", c_pad, &q_mult);
+  if (e == Error::Ok && requantize_sums) e = temp_array(ctx, s.op, "output biases", c_pad, &q_bias);
   if (e == Error::Ok) e = temp_array(ctx, s.op, "the weight as floats", taps * c, &wf);
   if (e == Error::Ok) e = temp_array(ctx, s.op, "a zero bias", c, &zeros);
   if (e == Error::Ok) e = temp_array(ctx, s.op, "channel scales", out_row, &mult);
@@ -404,18 +406,14 @@ Error run_depthwise_cl(KernelContext& ctx, const ConvQ8Args& s, const ConvQ8Kern
     zeros[ch] = 0.0f;
     mult[ch] = s.x_scale * static_cast<double>(s.w_scales[ch]);
     if (bias != nullptr) bias[ch] = s.bias[ch];
-    if (requantize_sums) {
-      q_mult[ch] = conv_q8_out_mult(s, ch);
-      q_bias[ch] = conv_q8_out_bias(s, ch);
-    }
   }
   for (int64_t i = c; i < out_row; ++i) {  // the rest of the row repeats the first pixel
     mult[i] = mult[i - c];
     if (bias != nullptr) bias[i] = bias[i - c];
-    if (requantize_sums) {
-      q_mult[i] = q_mult[i - c];
-      q_bias[i] = q_bias[i - c];
-    }
+  }
+  for (int64_t ch = 0; requantize_sums && ch < c_pad; ++ch) {
+    q_mult[ch] = ch < c ? conv_q8_out_mult(s, ch) : 0.0f;
+    q_bias[ch] = ch < c ? conv_q8_out_bias(s, ch) : 0.0f;
   }
   const InputQuant q = input_quant(s, k);
   const float out_lo = static_cast<float>(-128 - s.out_zero_point), out_hi = static_cast<float>(127 - s.out_zero_point);
@@ -427,6 +425,13 @@ Error run_depthwise_cl(KernelContext& ctx, const ConvQ8Args& s, const ConvQ8Kern
     r.w = wf;
     r.bias = zeros;
     r.x = buf;
+    if (requantize_sums) {
+      r.q_mult = q_mult;
+      r.q_bias = q_bias;
+      r.q_zp = s.out_zero_point;
+      r.lo = q_lo;
+      r.hi = q_hi;
+    }
     for (int64_t u = u0; u < u1; ++u) {
       const int64_t n = u / bands, oy0 = u % bands * kBandRows, oy1 = std::min(s.out[0], oy0 + kBandRows);
       // the input rows the band reads: [iy0, iy1) inside the image
@@ -442,12 +447,13 @@ Error run_depthwise_cl(KernelContext& ctx, const ConvQ8Args& s, const ConvQ8Kern
       for (int64_t oy = oy0; oy < oy1; ++oy) {
         const int64_t at = (n * s.out[0] + oy) * out_row;
         r.oy = oy;
-        r.y = s.y_q8 != nullptr ? rows + sl * out_row : s.y + at;
-        f.dw_row(r);
         if (requantize_sums) {
-          k.requantize_sums(r.y, out_row, q_mult, q_bias, q_lo, q_hi, s.out_zero_point, s.y_q8 + at);
+          r.y_q8 = s.y_q8 + at;
+          f.dw_row(r);
           continue;
         }
+        r.y = s.y_q8 != nullptr ? rows + sl * out_row : s.y + at;
+        f.dw_row(r);
         k.rescale(r.y, out_row, mult, bias, s.res != nullptr ? s.res + at : nullptr, s.out_min, s.out_max, r.y);
         if (s.y_q8 != nullptr)
           k.requantize(r.y, out_row, static_cast<float>(s.out_scale), out_lo, out_hi, s.out_zero_point, s.y_q8 + at);

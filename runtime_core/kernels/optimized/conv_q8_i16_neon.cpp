@@ -64,7 +64,7 @@ struct Neon {
 
 extern const ConvQ8Kernels kConvQ8I16Neon = {2, 0, conv_q8_quantize_row<Neon>, conv_q8_quantize_floats,
     conv_q8_quantize_pixels<Neon>, nullptr, conv_q8_rescale, conv_q8_requantize_values,
-    conv_q8_requantize_sums, conv_q8_int8_floats,
+    conv_q8_int8_floats,
                                              conv_q8_tile_fn<Neon, 6, 1>(), conv_q8_tile_fn<Neon, 6, 1>()};
 
 }  // namespace detail

@@ -50,7 +50,7 @@ struct NeonDot {
 
 extern const ConvQ8Kernels kConvQ8I8NeonDot = {1, 0, conv_q8_quantize_row<NeonDot>, conv_q8_quantize_floats,
     conv_q8_quantize_pixels<NeonDot>, conv_q8_weight_sums<NeonDot>, conv_q8_rescale, conv_q8_requantize_values,
-    conv_q8_requantize_sums, conv_q8_int8_floats,
+    conv_q8_int8_floats,
                                                conv_q8_tile_fn<NeonDot, 6, 2>(), conv_q8_tile_fn<NeonDot, 6, 4>()};
 
 }  // namespace detail

@@ -204,9 +204,6 @@ struct ConvQ8Kernels {
                   float hi, float* y);
   // out[i] = conv_q8_requantize(y[i], scale, lo, hi, zp) for i < n: an int8 output.
   void (*requantize)(const float* y, int64_t n, float scale, float lo, float hi, int32_t zp, int8_t* out);
-  // n exact sums (floats) to int8: conv_q8_requantize_sum with mult and bias as in rescale.
-  void (*requantize_sums)(const float* acc, int64_t n, const float* mult, const float* bias, float lo, float hi,
-                          int32_t zp, int8_t* out);
   // out[i] = float(x[i] - zp) for i < n: an int8 input's values for the fp32 depthwise path.
   void (*int8_floats)(const int8_t* x, int64_t n, int32_t zp, float* out);
   ConvQ8TileFn narrow, wide;  // wide when a group has more output channels than narrow.nr; same mr
@@ -244,6 +241,10 @@ struct DwConvF32Row {
   const float* bias = nullptr;  // (c): zeros without bias
   const float* res = nullptr;   // (out_w, c) of this row, or null
   float* y = nullptr;           // (out_w, c)
+  int8_t* y_q8 = nullptr;       // instead of y (no res, bias zeros: the sums):
+  const float* q_mult = nullptr;  //   conv_q8_requantize_sum(sum, q_mult, q_bias, lo, hi, q_zp)
+  const float* q_bias = nullptr;  //   per channel (c, padded to a whole vector)
+  int32_t q_zp = 0;
   int64_t c = 0, in_h = 0, in_w = 0, out_w = 0, oy = 0;
   int64_t k[2] = {1, 1}, stride[2] = {1, 1}, pad[2] = {0, 0}, dil[2] = {1, 1};
   float lo = -INFINITY, hi = INFINITY;
