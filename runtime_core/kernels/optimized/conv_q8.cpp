@@ -152,9 +152,11 @@ void quantize_planes(const Plan& p, E* xq, int64_t u0, int64_t u1) {
 }
 
 // n pixels of an int8 x's c values (q, quantized with zp) as pixels of c_pad stored
-// elements: q - zp + offset, the rest pad.
+// elements: q - zp + offset, the rest pad. (__restrict: byte pointers may alias anything, and
+// without it GCC leaves the loops scalar.)
 template <typename E>
-void convert_pixels(const int8_t* x, int64_t n, int64_t c, int64_t c_pad, int32_t delta, E pad, E* out) {
+void convert_pixels(const int8_t* __restrict x, int64_t n, int64_t c, int64_t c_pad, int32_t delta, E pad,
+                    E* __restrict out) {
   if (c == c_pad) {
     for (int64_t i = 0; i < n * c; ++i) out[i] = static_cast<E>(x[i] + delta);
     return;

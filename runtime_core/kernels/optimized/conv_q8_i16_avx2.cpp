@@ -18,6 +18,8 @@ namespace detail {
 
 namespace {
 
+#include "avx2_helpers.inc"
+
 struct Avx2 {
   using E = int16_t;
   struct Acc {
@@ -44,17 +46,11 @@ struct Avx2 {
   POCKET_TARGET static __m256i channel_sums(Acc acc) {
     return _mm256_permute4x64_epi64(_mm256_hadd_epi32(acc.a, acc.b), 0xD8);
   }
-  // conv_q8_requantize_sum per channel (max, then min: a NaN gives lo, as clamp_float).
+  // conv_q8_requantize_sum per channel: the fp32 traits' (the depthwise store's) on the sums - corr.
   POCKET_TARGET static void requantize(Acc acc, const int32_t* corr, const float* mult, const float* bias, float lo,
                                        float hi, int32_t zp, int8_t* out) {
     const __m256i s = _mm256_sub_epi32(channel_sums(acc), _mm256_loadu_si256(reinterpret_cast<const __m256i*>(corr)));
-    __m256 v = _mm256_add_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(s), _mm256_loadu_ps(mult)), _mm256_loadu_ps(bias));
-    v = _mm256_min_ps(_mm256_max_ps(v, _mm256_set1_ps(lo)), _mm256_set1_ps(hi));
-    const __m256 magic = _mm256_set1_ps(12582912.0f);  // round_half_even_small
-    const __m256i q = _mm256_add_epi32(_mm256_cvttps_epi32(_mm256_sub_ps(_mm256_add_ps(v, magic), magic)),
-                                       _mm256_set1_epi32(zp));
-    const __m128i w = _mm_packs_epi32(_mm256_castsi256_si128(q), _mm256_extracti128_si256(q, 1));
-    _mm_storel_epi64(reinterpret_cast<__m128i*>(out), _mm_packs_epi16(w, w));
+    Avx2F32::requantize(_mm256_cvtepi32_ps(s), mult, bias, lo, hi, zp, out);
   }
   POCKET_TARGET static void store(Acc acc, const int32_t* corr, const double* mult, const float* bias, float lo,
                                   float hi, float* out) {

@@ -21,6 +21,8 @@ namespace detail {
 
 namespace {
 
+#include "avx512_helpers.inc"
+
 struct Vnni {
   using E = uint8_t;
   using Acc = __m512i;
@@ -36,16 +38,11 @@ struct Vnni {
     return _mm512_set1_epi32(q);
   }
   POCKET_TARGET static Acc dot(Acc acc, W w, B x) { return _mm512_dpbusd_epi32(acc, x, w); }
-  // conv_q8_requantize_sum per lane (max, then min: a NaN gives lo, as clamp_float).
+  // conv_q8_requantize_sum per lane: the fp32 traits' (the depthwise store's) on acc - corr.
   POCKET_TARGET static void requantize(Acc acc, const int32_t* corr, const float* mult, const float* bias, float lo,
                                        float hi, int32_t zp, int8_t* out) {
-    const __m512 a = _mm512_cvtepi32_ps(_mm512_sub_epi32(acc, _mm512_loadu_si512(corr)));
-    __m512 v = _mm512_add_ps(_mm512_mul_ps(a, _mm512_loadu_ps(mult)), _mm512_loadu_ps(bias));
-    v = _mm512_min_ps(_mm512_max_ps(v, _mm512_set1_ps(lo)), _mm512_set1_ps(hi));
-    const __m512 magic = _mm512_set1_ps(12582912.0f);  // round_half_even_small
-    const __m512i q = _mm512_add_epi32(_mm512_cvttps_epi32(_mm512_sub_ps(_mm512_add_ps(v, magic), magic)),
-                                       _mm512_set1_epi32(zp));
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(out), _mm512_cvtsepi32_epi8(q));
+    Avx512F32::requantize(_mm512_cvtepi32_ps(_mm512_sub_epi32(acc, _mm512_loadu_si512(corr))), mult, bias, lo, hi,
+                          zp, out);
   }
   POCKET_TARGET static void store(Acc acc, const int32_t* corr, const double* mult, const float* bias, float lo,
                                   float hi, float* out) {
