@@ -96,7 +96,7 @@ void test_max_pool_channels_last(KernelFn portable, KernelFn fast, const char* s
 
 // ---- pocket::conv2d_q8, conv2d_q8_packed and conv2d_q8_channels_last: exact integer sums,
 // the same scaling as the portable kernel: identical results. The channels-last op runs each
-// case twice: float32 x and y, then an int8 x, an int8 y or both.
+// case three times: float32 x and y; an int8 x, an int8 y or both; an int8 y out of range.
 
 struct ConvQ8Case {
   int64_t batch, c_in, c_out, h, w, kh, kw, stride, pad, dil, groups, zero_point;
@@ -134,14 +134,21 @@ void test_conv_q8(const char* op, KernelFn portable, KernelFn fast, const char* 
       {1, 37, 37, 11, 10, 3, 3, 1, 1, 2, 37, -9}, {2, 20, 20, 8, 9, 3, 5, 2, 2, 1, 20, 100},  // depthwise
       {1, 24, 24, 40, 7, 3, 3, 1, 1, 1, 24, 3},  {2, 16, 16, 37, 6, 5, 5, 2, 2, 1, 16, -50},  // bands of rows
       {1, 1, 2, 7, 6, 3, 3, 1, 1, 1, 1, 4},      // 3x3 on one channel, two outputs (not depthwise)
+      {1, 2, 16, 9, 11, 3, 3, 2, 1, 1, 1, -3},   // a two-channel image
+      // depthwise through dot products: 16 channels (a column's taps one load), a tail of 8
+      // channels, 1x9 (three quads, rows of padding only), 7x1
+      {1, 16, 16, 12, 20, 3, 3, 1, 1, 1, 16, 7}, {1, 72, 72, 9, 11, 3, 3, 2, 1, 1, 72, -100},
+      {1, 19, 19, 6, 30, 1, 9, 1, 4, 1, 19, 11}, {1, 16, 16, 10, 8, 7, 1, 1, 3, 1, 16, 0},
   };
   // out_min > out_max: out_max wins, as in torch.clamp
   const double clamps[4][2] = {{-INFINITY, INFINITY}, {0.0, INFINITY}, {0.0, 6.0}, {2.0, -1.0}};
   int n_case = 0;
-  for (int pass = 0; pass < (cl ? 2 : 1); ++pass)
+  for (int pass = 0; pass < (cl ? 3 : 1); ++pass)
   for (const ConvQ8Case& c : cases) {
-    const int q8 = pass == 0 ? 0 : 1 + n_case % 3;  // 1: int8 x, 2: int8 y, 3: both
-    const bool x_q8 = q8 & 1, y_q8 = q8 & 2;
+    // 1: int8 x, 2: int8 y, 3: both; pass 2: an int8 y without residual whose scaled sums lie
+    // far past the int32 range (out_scale 1e-12: only the bounds)
+    const int q8 = pass == 0 ? 0 : pass == 1 ? 1 + n_case % 3 : 2 + n_case % 2;
+    const bool x_q8 = q8 & 1, y_q8 = q8 & 2, huge = pass == 2;
     const int64_t oh = (c.h + 2 * c.pad - c.dil * (c.kh - 1) - 1) / c.stride + 1;
     const int64_t ow = (c.w + 2 * c.pad - c.dil * (c.kw - 1) - 1) / c.stride + 1;
     const int64_t cin_g = c.c_in / c.groups, cout_g = c.c_out / c.groups;
@@ -153,7 +160,7 @@ void test_conv_q8(const char* op, KernelFn portable, KernelFn fast, const char* 
     std::vector<float> scales(c.c_out), b = random_floats(c.c_out);
     for (float& v : scales) v = uniform(0.001f, 0.02f);
     const bool bias = n_case % 2 == 0;
-    const bool residual = cl && n_case % 4 < 2;
+    const bool residual = cl && n_case % 4 < 2 && !huge;
     const auto res = random_floats(c.batch * c.c_out * oh * ow, 2.0f);
     const double* clamp = clamps[n_case++ % 4];
     const bool oihw = !packed || cout_g < 4;  // as the exporter stores depthwise weights
@@ -163,7 +170,7 @@ void test_conv_q8(const char* op, KernelFn portable, KernelFn fast, const char* 
                   set, op, (long long)c.batch, (long long)c.c_in, (long long)c.h, (long long)c.w, (long long)c.c_out,
                   (long long)c.kh, (long long)c.kw, (long long)c.stride, (long long)c.pad, (long long)c.dil,
                   (long long)c.groups, (long long)c.zero_point, residual ? " residual" : "", x_q8 ? " int8 x" : "",
-                  y_q8 ? " int8 y" : "");
+                  y_q8 ? (huge ? " int8 y (out_scale 1e-12)" : " int8 y") : "");
     auto make = [&](Args& a) {
       Value* weight = oihw ? a.tensor(ScalarType::Int8, {c.c_out, cin_g, c.kh, c.kw}, wp)
                            : a.tensor(ScalarType::Int8, {c.groups, (cout_g + 15) / 16, c.kh * c.kw, (cin_g + 3) / 4, 16, 4}, wp);
@@ -181,8 +188,9 @@ void test_conv_q8(const char* op, KernelFn portable, KernelFn fast, const char* 
         a.ptrs.push_back(std::isinf(clamp[0]) ? a.none() : a.real(clamp[0]));
         a.ptrs.push_back(std::isinf(clamp[1]) ? a.none() : a.real(clamp[1]));
       }
-      if (cl) {  // out_scale, out_zero_point: about a tenth of the values saturate
-        a.ptrs.push_back(y_q8 ? a.real(0.05 * std::sqrt(double(cin_g * c.kh * c.kw))) : a.none());
+      if (cl) {  // out_scale, out_zero_point: about a tenth of the values saturate (huge: all)
+        const double out_scale = huge ? 1e-12 : 0.05 * std::sqrt(double(cin_g * c.kh * c.kw));
+        a.ptrs.push_back(y_q8 ? a.real(out_scale) : a.none());
         a.ptrs.push_back(y_q8 ? a.integer(-c.zero_point / 2) : a.none());
       }
       const int64_t n_out = c.batch * c.c_out * oh * ow;

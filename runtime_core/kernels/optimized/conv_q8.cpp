@@ -22,8 +22,11 @@
 // channel per group, stride 1 or 2) runs the fp32 depthwise microkernel on the quantized
 // values as floats: every product and partial sum is an integer below 2^24 (9 · 255 · 128),
 // so the float sums are exact and the results identical. Channels-last depthwise (any window
-// of up to kMaxDwTaps taps) runs the fp32 channels-last depthwise row function the same way.
-// Other such groups run the portable kernel.
+// of up to kMaxDwTaps taps) on an int8 x runs the i8 variants' dot products (VPDPBUSD, SDOT):
+// each input row expanded so that a window row's taps sit in quads, four taps of a channel per
+// lane (DwConvQ8Expand in ukernels.h). Without them (the i16 variants), or on a float32 x, it
+// runs the fp32 channels-last depthwise row function as above. Other such groups run the
+// portable kernel.
 #include <algorithm>
 #include <cstring>
 
@@ -186,20 +189,6 @@ void quantize_rows(const Plan& p, E* xq, int64_t r0, int64_t r1) {
     if (s.x_q8 != nullptr) {
       const int32_t delta = q.offset - static_cast<int32_t>(s.zero_point);
       convert_pixels(s.x_q8 + (n * h + ih) * w * s.c_in, w, s.c_in, p.pixel, delta, pad, row + pw * p.pixel);
-      continue;
-    }
-    if (s.c_in < kKc) {  // an image's few channels: split into channel rows, then quantize_row
-      constexpr int64_t kChunk = 256;
-      float split[kKc - 1][kChunk];
-      const float* src[kKc] = {};
-      for (int64_t j = 0; j < s.c_in; ++j) src[j] = split[j];
-      for (int64_t c0 = 0; c0 < w; c0 += kChunk) {
-        const int64_t m = std::min(kChunk, w - c0);
-        const float* x = s.x + ((n * h + ih) * w + c0) * s.c_in;
-        for (int64_t i = 0; i < m; ++i)
-          for (int64_t j = 0; j < s.c_in; ++j) split[j][i] = x[i * s.c_in + j];
-        p.k.quantize_row(src, m, q.scale, q.lo, q.hi, q.offset, p.pad_value, row + (pw + c0) * p.pixel);
-      }
       continue;
     }
     p.k.quantize_pixels(s.x + (n * h + ih) * w * s.c_in, w, s.c_in, p.pixel, q.scale, q.lo, q.hi, q.offset,
@@ -378,11 +367,141 @@ bool is_depthwise_cl(const ConvQ8Args& s) {
 // y_q8); with one, each output row goes through a row of floats, then k.requantize.
 constexpr int64_t kBandRows = 16;
 
+// Output rows per band: up to kBandRows, in a number of bands per batch item that is a multiple
+// of the threads (when there are more threads than bands of kBandRows, smaller bands: a 14x14
+// layer is then two bands of 7, not one band on one thread).
+int64_t band_rows(const KernelContext& ctx, const ConvQ8Args& s) {
+  const int64_t t = ctx.num_threads(), h = s.out[0];
+  const int64_t bands = std::min(h, (h + kBandRows - 1) / kBandRows + t - 1) / t * t;
+  return std::max<int64_t>(1, (h + std::max<int64_t>(bands, 1) - 1) / std::max<int64_t>(bands, 1));
+}
+
+// Depthwise channels-last on an int8 x through the i8 variant's dot products (k.dw_expand,
+// k.dw_row; see DwConvQ8Expand in ukernels.h), in bands as above: a band's input rows are
+// expanded into its slice's buffer, kernel rows outside the image read a padding row (every
+// tap the zero point), so the sums need no edge cases. The epilogue is the fp32 path's.
+Error run_depthwise_cl_q8(KernelContext& ctx, const ConvQ8Args& s, const ConvQ8Kernels& k) {
+  const int64_t c = s.c_in, c_pad = round_up(c, k.dw_lanes), quads = (s.k[1] + 3) / 4;
+  const int64_t row_words = s.out[1] * quads * c_pad, out_row = s.out[1] * c, band = band_rows(ctx, s);
+  const int64_t bands = (s.out[0] + band - 1) / band, units = s.batch * bands;
+  const int64_t band_in = std::min(s.in[0], (band - 1) * s.stride[0] + (s.k[0] - 1) * s.dil[0] + 1);
+  const int64_t slices = slice_count(ctx, units, band * out_row * s.k_plane());
+  const bool requantize_sums = s.y_q8 != nullptr && s.res == nullptr;
+  uint32_t* expanded = nullptr;  // per slice: band_in rows, then the padding row
+  int8_t* wq = nullptr;
+  int32_t* corr = nullptr;
+  int8_t* pad_pixel = nullptr;
+  float* q_mult = nullptr;
+  float* q_bias = nullptr;
+  double* mult = nullptr;  // without requantize_sums: rows of each pixel's c channels' values
+  float* bias = nullptr;
+  float* rows = nullptr;
+  Error e = temp_array(ctx, s.op, "expanded input rows", slices * (band_in + 1) * row_words, &expanded);
+  if (e == Error::Ok) e = temp_array(ctx, s.op, "the weight in quads", s.k[0] * quads * c_pad * 4, &wq);
+  if (e == Error::Ok) e = temp_array(ctx, s.op, "channel corrections", c_pad, &corr);
+  if (e == Error::Ok) e = temp_array(ctx, s.op, "a padding pixel", c, &pad_pixel);
+  if (e == Error::Ok && requantize_sums) e = temp_array(ctx, s.op, "output scales", c_pad, &q_mult);
+  if (e == Error::Ok && requantize_sums) e = temp_array(ctx, s.op, "output biases", c_pad, &q_bias);
+  if (e == Error::Ok && !requantize_sums) e = temp_array(ctx, s.op, "channel scales", out_row, &mult);
+  if (e == Error::Ok && !requantize_sums && s.bias != nullptr) e = temp_array(ctx, s.op, "channel biases", out_row, &bias);
+  if (e == Error::Ok && s.y_q8 != nullptr && !requantize_sums)
+    e = temp_array(ctx, s.op, "output rows", slices * out_row, &rows);
+  if (e != Error::Ok) return e;
+  const int32_t pad_byte = static_cast<int32_t>(s.zero_point) + k.byte_offset;
+  std::fill(wq, wq + s.k[0] * quads * c_pad * 4, int8_t{0});
+  for (int64_t ch = 0; ch < c_pad; ++ch) {
+    int32_t sum = 0;
+    for (int64_t i = 0; ch < c && i < s.k[0]; ++i)
+      for (int64_t j = 0; j < s.k[1]; ++j) {
+        const int8_t v = s.w[(ch * s.k[0] + i) * s.k[1] + j];
+        wq[((i * quads + j / 4) * c_pad + ch) * 4 + j % 4] = v;
+        sum += v;
+      }
+    corr[ch] = pad_byte * sum;
+    if (ch < c) pad_pixel[ch] = static_cast<int8_t>(s.zero_point);
+    if (requantize_sums) {
+      q_mult[ch] = ch < c ? conv_q8_out_mult(s, ch) : 0.0f;
+      q_bias[ch] = ch < c ? conv_q8_out_bias(s, ch) : 0.0f;
+    }
+  }
+  for (int64_t i = 0; !requantize_sums && i < out_row; ++i) {  // each pixel repeats the channels
+    mult[i] = s.x_scale * static_cast<double>(s.w_scales[i % c]);
+    if (bias != nullptr) bias[i] = s.bias[i % c];
+  }
+  const float out_lo = static_cast<float>(-128 - s.out_zero_point), out_hi = static_cast<float>(127 - s.out_zero_point);
+  parallel_slices(ctx, units, slices, [&](int64_t sl, int64_t u0, int64_t u1) {
+    uint32_t* buf = expanded + sl * (band_in + 1) * row_words;
+    uint32_t* pad_row = buf + band_in * row_words;
+    DwConvQ8Expand x;
+    x.pad_pixel = pad_pixel;
+    x.c = c;
+    x.c_pad = c_pad;
+    x.in_w = s.in[1];
+    x.out_w = s.out[1];
+    x.k_w = s.k[1];
+    x.quads = quads;
+    x.stride = s.stride[1];
+    x.pad = s.pad[1];
+    x.dil = s.dil[1];
+    x.offset = static_cast<uint8_t>(k.byte_offset);
+    x.x = pad_pixel;  // the padding row: every column outside (in_w 0)
+    x.in_w = 0;
+    x.out = pad_row;
+    k.dw_expand(x);
+    x.in_w = s.in[1];
+    const uint32_t* kernel_rows[kRowFnMaxRows];
+    DwConvQ8Row r;
+    r.rows = kernel_rows;
+    r.w = wq;
+    r.corr = corr;
+    r.c = c;
+    r.c_pad = c_pad;
+    r.out_w = s.out[1];
+    r.quads = quads;
+    r.k_h = s.k[0];
+    r.q_mult = q_mult;
+    r.q_bias = q_bias;
+    r.lo = static_cast<float>(s.q_lo - s.out_zero_point);
+    r.hi = static_cast<float>(s.q_hi - s.out_zero_point);
+    r.q_zp = s.out_zero_point;
+    for (int64_t u = u0; u < u1; ++u) {
+      const int64_t n = u / bands, oy0 = u % bands * band, oy1 = std::min(s.out[0], oy0 + band);
+      const int64_t iy0 = std::max<int64_t>(0, oy0 * s.stride[0] - s.pad[0]);
+      const int64_t iy1 = std::min(s.in[0], (oy1 - 1) * s.stride[0] - s.pad[0] + (s.k[0] - 1) * s.dil[0] + 1);
+      for (int64_t iy = iy0; iy < iy1; ++iy) {
+        x.x = s.x_q8 + (n * s.in[0] + iy) * s.in[1] * c;
+        x.out = buf + (iy - iy0) * row_words;
+        k.dw_expand(x);
+      }
+      for (int64_t oy = oy0; oy < oy1; ++oy) {
+        for (int64_t i = 0; i < s.k[0]; ++i) {
+          const int64_t iy = oy * s.stride[0] - s.pad[0] + i * s.dil[0];
+          kernel_rows[i] = iy >= iy0 && iy < iy1 ? buf + (iy - iy0) * row_words : pad_row;
+        }
+        const int64_t at = (n * s.out[0] + oy) * out_row;
+        if (requantize_sums) {
+          r.y_q8 = s.y_q8 + at;
+          k.dw_row(r);
+          continue;
+        }
+        r.y_q8 = nullptr;
+        r.y = s.y_q8 != nullptr ? rows + sl * out_row : s.y + at;
+        k.dw_row(r);
+        k.rescale(r.y, out_row, mult, bias, s.res != nullptr ? s.res + at : nullptr, s.out_min, s.out_max, r.y);
+        if (s.y_q8 != nullptr)
+          k.requantize(r.y, out_row, static_cast<float>(s.out_scale), out_lo, out_hi, s.out_zero_point, s.y_q8 + at);
+      }
+    }
+  });
+  return Error::Ok;
+}
+
 Error run_depthwise_cl(KernelContext& ctx, const ConvQ8Args& s, const ConvQ8Kernels& k, const ConvF32Kernels& f) {
+  if (k.dw_row != nullptr && s.x_q8 != nullptr) return run_depthwise_cl_q8(ctx, s, k);
   const int64_t c = s.c_in, taps = s.k_plane(), in_row = s.in[1] * c, out_row = s.out[1] * c;
-  const int64_t bands = (s.out[0] + kBandRows - 1) / kBandRows, units = s.batch * bands;
-  const int64_t band_in = std::min(s.in[0], (kBandRows - 1) * s.stride[0] + (s.k[0] - 1) * s.dil[0] + 1);
-  const int64_t slices = slice_count(ctx, units, std::min(kBandRows, s.out[0]) * out_row * taps);
+  const int64_t band = band_rows(ctx, s), bands = (s.out[0] + band - 1) / band, units = s.batch * bands;
+  const int64_t band_in = std::min(s.in[0], (band - 1) * s.stride[0] + (s.k[0] - 1) * s.dil[0] + 1);
+  const int64_t slices = slice_count(ctx, units, band * out_row * taps);
   float* xf = nullptr;
   float* wf = nullptr;
   float* zeros = nullptr;
@@ -435,7 +554,7 @@ Error run_depthwise_cl(KernelContext& ctx, const ConvQ8Args& s, const ConvQ8Kern
       r.hi = q_hi;
     }
     for (int64_t u = u0; u < u1; ++u) {
-      const int64_t n = u / bands, oy0 = u % bands * kBandRows, oy1 = std::min(s.out[0], oy0 + kBandRows);
+      const int64_t n = u / bands, oy0 = u % bands * band, oy1 = std::min(s.out[0], oy0 + band);
       // the input rows the band reads: [iy0, iy1) inside the image
       const int64_t iy0 = std::max<int64_t>(0, oy0 * s.stride[0] - s.pad[0]);
       const int64_t iy1 = std::min(s.in[0], (oy1 - 1) * s.stride[0] - s.pad[0] + (s.k[0] - 1) * s.dil[0] + 1);

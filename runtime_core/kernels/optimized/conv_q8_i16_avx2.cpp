@@ -29,6 +29,7 @@ struct Avx2 {
   using B = __m256i;  // a pixel's quad of int16 inputs in every 64-bit lane
   static constexpr int kLanes = 8, kKc = 4;
   static constexpr bool kStore8x8 = false;
+  static constexpr bool kRequantize4 = false;
   POCKET_TARGET static Acc zero() { return {_mm256_setzero_si256(), _mm256_setzero_si256()}; }
   POCKET_TARGET static W load_w(const int8_t* w) {
     return {_mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(w))),
@@ -70,7 +71,8 @@ struct Avx2 {
 extern const ConvQ8Kernels kConvQ8I16Avx2 = {2, 0, conv_q8_quantize_row<Avx2>, conv_q8_quantize_floats,
     conv_q8_quantize_pixels<Avx2>, nullptr, conv_q8_rescale, conv_q8_requantize_values,
     conv_q8_int8_floats,
-                                             conv_q8_tile_fn<Avx2, 6, 1>(), conv_q8_tile_fn<Avx2, 6, 1>()};
+                                             conv_q8_tile_fn<Avx2, 6, 1>(), conv_q8_tile_fn<Avx2, 6, 1>(),
+    nullptr, nullptr, 0};
 
 }  // namespace detail
 }  // namespace pocket

@@ -28,6 +28,7 @@ struct Neon {
   using B = int16x4_t;  // a pixel's quad of inputs
   static constexpr int kLanes = 8, kKc = 4;
   static constexpr bool kStore8x8 = false;
+  static constexpr bool kRequantize4 = false;
   static Acc zero() { return {vdupq_n_s32(0), vdupq_n_s32(0)}; }
   static W load_w(const int8_t* w) {
     const int8x8x4_t q = vld4_s8(w);
@@ -65,7 +66,8 @@ struct Neon {
 extern const ConvQ8Kernels kConvQ8I16Neon = {2, 0, conv_q8_quantize_row<Neon>, conv_q8_quantize_floats,
     conv_q8_quantize_pixels<Neon>, nullptr, conv_q8_rescale, conv_q8_requantize_values,
     conv_q8_int8_floats,
-                                             conv_q8_tile_fn<Neon, 6, 1>(), conv_q8_tile_fn<Neon, 6, 1>()};
+                                             conv_q8_tile_fn<Neon, 6, 1>(), conv_q8_tile_fn<Neon, 6, 1>(),
+    nullptr, nullptr, 0};
 
 }  // namespace detail
 }  // namespace pocket

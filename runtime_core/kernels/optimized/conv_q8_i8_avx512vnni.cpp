@@ -38,11 +38,71 @@ struct Vnni {
     return _mm512_set1_epi32(q);
   }
   POCKET_TARGET static Acc dot(Acc acc, W w, B x) { return _mm512_dpbusd_epi32(acc, x, w); }
+  // conv_q8_dw_expand's quads, 16 channels at a time: the four taps' 16 bytes as the four
+  // 128-bit lanes, a dword permute (lane j gets each tap's channels 4j..4j+3), then a 4x4 byte
+  // transpose in each lane (the tail's loads and store masked).
+  POCKET_TARGET static void expand_quads(const int8_t* a, const int8_t* b, const int8_t* c, const int8_t* d,
+                                         int64_t n, uint8_t offset, uint32_t* out) {
+    const __m512i flip = _mm512_set1_epi8(static_cast<char>(offset));
+    const __m512i lanes = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
+    const __m512i bytes = _mm512_broadcast_i32x4(_mm_setr_epi8(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15));
+    if (n == 16 && b == a + 16 && c == b + 16 && d == c + 16) {  // 16 channels, adjacent columns
+      const __m512i z = _mm512_loadu_si512(a);
+      _mm512_storeu_si512(out, _mm512_xor_si512(_mm512_shuffle_epi8(_mm512_permutexvar_epi32(lanes, z), bytes), flip));
+      return;
+    }
+    for (int64_t i = 0; i < n; i += 16) {
+      const bool whole = n - i >= 16;
+      const __mmask16 m = whole ? __mmask16(0xFFFF) : static_cast<__mmask16>((1u << (n - i)) - 1);
+      __m512i z = _mm512_castsi128_si512(_mm_maskz_loadu_epi8(m, a + i));
+      z = _mm512_inserti32x4(z, _mm_maskz_loadu_epi8(m, b + i), 1);
+      z = _mm512_inserti32x4(z, _mm_maskz_loadu_epi8(m, c + i), 2);
+      z = _mm512_inserti32x4(z, _mm_maskz_loadu_epi8(m, d + i), 3);
+      z = _mm512_xor_si512(_mm512_shuffle_epi8(_mm512_permutexvar_epi32(lanes, z), bytes), flip);
+      if (whole)
+        _mm512_storeu_si512(out + i, z);
+      else
+        _mm512_mask_storeu_epi32(out + i, m, z);
+    }
+  }
   // conv_q8_requantize_sum per lane: the fp32 traits' (the depthwise store's) on acc - corr.
   POCKET_TARGET static void requantize(Acc acc, const int32_t* corr, const float* mult, const float* bias, float lo,
                                        float hi, int32_t zp, int8_t* out) {
     Avx512F32::requantize(_mm512_cvtepi32_ps(_mm512_sub_epi32(acc, _mm512_loadu_si512(corr))), mult, bias, lo, hi,
                           zp, out);
+  }
+  // requantize of four vectors at once, out[k] getting the first n[k] of vector k's 16 bytes:
+  // per vector the float steps up to the upper clamp (max then min in float would cost two
+  // more ops each), then saturating packs (an overflow or NaN converts to INT_MIN, which
+  // saturates low), the zero point added in int16 with saturation, and the lower, then upper
+  // clamp on the bytes: the values of conv_q8_requantize_sum, NaN and inverted bounds included.
+  static constexpr bool kRequantize4 = true;
+  template <bool kWhole>
+  POCKET_TARGET static void requantize4(const Acc* acc, const int32_t* const* corr, const float* const* mult,
+                                        const float* const* bias, float lo, float hi, int32_t zp,
+                                        int8_t* const* out, const int* n) {
+    __m512i q[4];
+    for (int k = 0; k < 4; ++k) {
+      const __m512 a = _mm512_cvtepi32_ps(_mm512_sub_epi32(acc[k], _mm512_loadu_si512(corr[k])));
+      const __m512 v = _mm512_add_ps(_mm512_mul_ps(a, _mm512_loadu_ps(mult[k])), _mm512_loadu_ps(bias[k]));
+      q[k] = _mm512_cvt_roundps_epi32(_mm512_min_ps(_mm512_set1_ps(hi), v),  // NaN stays NaN
+                                      _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    }
+    const __m512i z = _mm512_set1_epi16(static_cast<int16_t>(zp));
+    __m512i b = _mm512_packs_epi16(_mm512_adds_epi16(_mm512_packs_epi32(q[0], q[1]), z),
+                                   _mm512_adds_epi16(_mm512_packs_epi32(q[2], q[3]), z));
+    b = _mm512_max_epi8(b, _mm512_set1_epi8(static_cast<char>(static_cast<int32_t>(lo) + zp)));
+    b = _mm512_min_epi8(b, _mm512_set1_epi8(static_cast<char>(static_cast<int32_t>(hi) + zp)));
+    // 128-bit lane L holds channels 4L..4L+3 of vectors 0-3: lane k gets vector k's
+    b = _mm512_permutexvar_epi32(_mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15), b);
+    const __m128i lane[4] = {_mm512_castsi512_si128(b), _mm512_extracti32x4_epi32(b, 1),
+                             _mm512_extracti32x4_epi32(b, 2), _mm512_extracti32x4_epi32(b, 3)};
+    for (int k = 0; k < 4; ++k) {
+      if (kWhole || n[k] == 16)
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(out[k]), lane[k]);
+      else if (n[k] > 0)
+        _mm_mask_storeu_epi8(out[k], static_cast<__mmask16>((1u << n[k]) - 1), lane[k]);
+    }
   }
   POCKET_TARGET static void store(Acc acc, const int32_t* corr, const double* mult, const float* bias, float lo,
                                   float hi, float* out) {
@@ -82,7 +142,8 @@ struct Vnni {
 extern const ConvQ8Kernels kConvQ8I8Avx512Vnni = {1, 128, conv_q8_quantize_row<Vnni>, conv_q8_quantize_floats,
     conv_q8_quantize_pixels<Vnni>, conv_q8_weight_sums<Vnni>, conv_q8_rescale, conv_q8_requantize_values,
     conv_q8_int8_floats,
-                                                   conv_q8_tile_fn<Vnni, 8, 1>(), conv_q8_tile_fn<Vnni, 8, 2>()};
+                                                   conv_q8_tile_fn<Vnni, 8, 1>(), conv_q8_tile_fn<Vnni, 8, 2>(),
+    conv_q8_dw_expand<Vnni>, conv_q8_dw_row<Vnni>, Vnni::kLanes};
 
 }  // namespace detail
 }  // namespace pocket

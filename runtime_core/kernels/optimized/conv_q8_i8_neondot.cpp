@@ -25,6 +25,7 @@ struct NeonDot {
   using B = int8x16_t;
   static constexpr int kLanes = 4, kKc = 4;
   static constexpr bool kStore8x8 = false;
+  static constexpr bool kRequantize4 = false;
   POCKET_TARGET static Acc zero() { return vdupq_n_s32(0); }
   POCKET_TARGET static W load_w(const int8_t* w) { return vld1q_s8(w); }
   POCKET_TARGET static B bcast(const E* x) {
@@ -33,6 +34,21 @@ struct NeonDot {
     return vreinterpretq_s8_s32(vdupq_n_s32(q));
   }
   POCKET_TARGET static Acc dot(Acc acc, W w, B x) { return vdotq_s32(acc, w, x); }
+  // conv_q8_dw_expand's quads: 16 channels per interleaving store (VST4), the rest one by one.
+  POCKET_TARGET static void expand_quads(const int8_t* a, const int8_t* b, const int8_t* c, const int8_t* d,
+                                         int64_t n, uint8_t offset, uint32_t* out) {
+    const int8x16_t flip = vdupq_n_s8(static_cast<int8_t>(offset));
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+      const int8x16x4_t q = {veorq_s8(vld1q_s8(a + i), flip), veorq_s8(vld1q_s8(b + i), flip),
+                             veorq_s8(vld1q_s8(c + i), flip), veorq_s8(vld1q_s8(d + i), flip)};
+      vst4q_s8(reinterpret_cast<int8_t*>(out + i), q);
+    }
+    for (; i < n; ++i)
+      out[i] = (static_cast<uint32_t>(static_cast<uint8_t>(a[i])) | static_cast<uint32_t>(static_cast<uint8_t>(b[i])) << 8 |
+                static_cast<uint32_t>(static_cast<uint8_t>(c[i])) << 16 |
+                static_cast<uint32_t>(static_cast<uint8_t>(d[i])) << 24) ^ (offset * 0x01010101u);
+  }
   POCKET_TARGET static void requantize(Acc acc, const int32_t* corr, const float* mult, const float* bias, float lo,
                                        float hi, int32_t zp, int8_t* out) {
     const int16x4_t q = vmovn_s32(requantize_conv_q8(acc, corr, mult, bias, lo, hi, zp));
@@ -51,7 +67,8 @@ struct NeonDot {
 extern const ConvQ8Kernels kConvQ8I8NeonDot = {1, 0, conv_q8_quantize_row<NeonDot>, conv_q8_quantize_floats,
     conv_q8_quantize_pixels<NeonDot>, conv_q8_weight_sums<NeonDot>, conv_q8_rescale, conv_q8_requantize_values,
     conv_q8_int8_floats,
-                                               conv_q8_tile_fn<NeonDot, 6, 2>(), conv_q8_tile_fn<NeonDot, 6, 4>()};
+                                               conv_q8_tile_fn<NeonDot, 6, 2>(), conv_q8_tile_fn<NeonDot, 6, 4>(),
+    conv_q8_dw_expand<NeonDot>, conv_q8_dw_row<NeonDot>, NeonDot::kLanes};
 
 }  // namespace detail
 }  // namespace pocket

@@ -11,7 +11,8 @@
 //            linear_q   pocket::linear_q
 //            linear_qp  pocket::linear_q_packed (4-bit weights in the kernels' layout)
 //            conv_q8    pocket::conv2d_q8, conv2d_q8_packed, conv2d_q8_channels_last (static int8
-//                       convolution; channels-last depthwise through conv's depthwise row)
+//                       convolution; channels-last depthwise on int8 through the i8 dot
+//                       products, else through conv's depthwise row)
 //            conv       pocket::conv2d_packed (channels-last convolution, packed weights) and
 //                       pocket::max_pool2d_channels_last
 //            sdpa       pocket::sdpa
@@ -38,8 +39,9 @@
 // x86 targets therefore include f16c.
 // One loop for every ISA: conv_q8_tile.inc writes the conv_q8 tile (register blocking, the
 // k loop, the epilogue and its store) once, as a template over a traits struct that each ISA
-// file defines with only its vector operations (types, load, broadcast, dot, store); the four
-// ISA files are ~40 lines each. linear_qp_tile.inc does the same for linear_q_packed (nibble
+// file defines with only its vector operations (types, load, broadcast, dot, store; the i8
+// ones also expand_quads for the channels-last depthwise rows, and VNNI a requantize of four
+// vectors through saturating packs); the four ISA files are ~40-100 lines each. linear_qp_tile.inc does the same for linear_q_packed (nibble
 // split, 4-way dot, float epilogue per span; float16 scales through the traits' hload).
 // linear_q_f32_tile.inc is the fp32-activation linear_q (gemv tiles of up to 4 x 4 rows,
 // de-quantizing 16 columns per step; whole-row de-quantization for the GEMM path).

@@ -183,11 +183,39 @@ using ConvQ8RowFn = void (*)(const float* const* src, int64_t w, float scale, fl
                              int32_t pad, void* out);
 // out[i] = float(conv_q8_quantize(x[i], scale, lo, hi)) for i < n.
 using ConvQ8FloatsFn = void (*)(const float* x, int64_t n, float scale, float lo, float hi, float* out);
-// n channels-last pixels of c >= 4 floats to pixels of c_pad stored elements (c_pad >= c, a
+// n channels-last pixels of c floats to pixels of c_pad stored elements (c_pad >= c, a
 // multiple of 4): out[p * c_pad + j] = conv_q8_quantize(x[p * c + j], ...) + offset, or pad
 // for j >= c.
 using ConvQ8PixelsFn = void (*)(const float* x, int64_t n, int64_t c, int64_t c_pad, float scale, float lo,
                                 float hi, int32_t offset, int32_t pad, void* out);
+// Channels-last int8 depthwise through the i8 variants' dot products (conv_q8.cpp's
+// run_depthwise_cl): a window row's taps go in quads (4 taps of one channel per dot-product
+// lane), so an input row is first expanded to hold, for each output column, its quads side by
+// side: word out[(ox * quads + q) * c_pad + ch] has byte b = channel ch of column
+// ox·stride - pad + (4q + b)·dil, XOR offset (the variant's byte_offset, 0 or 128). Columns
+// outside the row and taps 4q + b >= k_w read pad_pixel (c bytes of the zero point; those
+// taps' weights are 0); channels [c, c_pad) are 0.
+struct DwConvQ8Expand {
+  const int8_t* x = nullptr;          // the input row (in_w, c)
+  const int8_t* pad_pixel = nullptr;  // (c)
+  uint32_t* out = nullptr;            // (out_w, quads, c_pad)
+  int64_t c = 0, c_pad = 0, in_w = 0, out_w = 0, k_w = 0, quads = 0, stride = 1, pad = 0, dil = 1;
+  uint8_t offset = 0;
+};
+// One output row: per channel Σ over kernel rows i and quads q of dot(rows[i]'s quad, w's),
+// minus corr, stored as conv_q8_requantize_sum (y_q8) or as the exact sums in floats (y).
+struct DwConvQ8Row {
+  const uint32_t* const* rows = nullptr;  // [k_h]: kernel row i's expanded input row
+  const int8_t* w = nullptr;              // (k_h, quads, c_pad, 4), 0 past k_w and c
+  const int32_t* corr = nullptr;          // (c_pad): (zero point + offset) · Σ w per channel
+  int64_t c = 0, c_pad = 0, out_w = 0, quads = 0, k_h = 0;
+  int8_t* y_q8 = nullptr;                 // (out_w, c), or null: y
+  const float* q_mult = nullptr;          // (c_pad) with y_q8
+  const float* q_bias = nullptr;
+  float lo = 0, hi = 0;
+  int32_t q_zp = 0;
+  float* y = nullptr;                     // (out_w, c) sums
+};
 struct ConvQ8Kernels {
   int elem_bytes;   // 2 (i16) or 1 (i8)
   int byte_offset;  // i8: added to xq (128 or 0)
@@ -207,6 +235,11 @@ struct ConvQ8Kernels {
   // out[i] = float(x[i] - zp) for i < n: an int8 input's values for the fp32 depthwise path.
   void (*int8_floats)(const int8_t* x, int64_t n, int32_t zp, float* out);
   ConvQ8TileFn narrow, wide;  // wide when a group has more output channels than narrow.nr; same mr
+  // Channels-last depthwise on an int8 x (DwConvQ8Expand, DwConvQ8Row; c_pad a multiple of
+  // the vector's lanes, at most 16); null (the i16 variants): through the fp32 row function.
+  void (*dw_expand)(const DwConvQ8Expand& e);
+  void (*dw_row)(const DwConvQ8Row& r);
+  int dw_lanes;
 };
 
 // ---- pocket::conv2d_packed (conv_f32_<isa>.cpp over conv_f32_tile.inc; driver conv_packed.cpp):
