@@ -55,6 +55,17 @@ def test_sum_mean_non_contiguous():
     check("aten::mean.dim", [torch.randn(8, 6)[::3, 1:], [0], False, None])
 
 
+def test_sum_mean_over_middle_dims():
+    # The last dim kept and contiguous, the reduced dims one block (a global average pool of
+    # NHWC): runs of adjacent outputs summed together, 300 channels being two runs.
+    x = torch.randn(2, 7, 5, 300)
+    check("aten::mean.dim", [x, [1, 2], False, None])
+    check("aten::sum.dim_IntList", [x, [1, 2], True, None])
+    check("aten::mean.dim", [x.permute(0, 3, 1, 2).contiguous().permute(0, 2, 3, 1), [1, 2], False, None])
+    check("aten::sum.dim_IntList", [torch.randint(-9, 9, (3, 4, 6)), [1], False, None])
+    check("aten::mean.dim", [torch.randn(3, 0, 6), [1], False, None])  # nothing to add: NaN
+
+
 def test_sum_large_is_accurate():
     # Accumulating in double keeps long float32 sums close to ATen's pairwise sum.
     x = torch.rand(1 << 18) + 100.0
