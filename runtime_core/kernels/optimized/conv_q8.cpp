@@ -367,6 +367,17 @@ bool is_depthwise_cl(const ConvQ8Args& s) {
 // y_q8); with one, each output row goes through a row of floats, then k.requantize.
 constexpr int64_t kBandRows = 16;
 
+// A depthwise output row (out_row values at y offset `at`) from its exact sums (in y, or a
+// row of floats for an int8 y): scaled as the portable kernel does it (then bias, residual,
+// clamp), and quantized for an int8 y.
+void finish_sums(const ConvQ8Args& s, const ConvQ8Kernels& k, const double* mult, const float* bias, int64_t at,
+                 int64_t out_row, float* sums) {
+  k.rescale(sums, out_row, mult, bias, s.res != nullptr ? s.res + at : nullptr, s.out_min, s.out_max, sums);
+  if (s.y_q8 != nullptr)
+    k.requantize(sums, out_row, static_cast<float>(s.out_scale), static_cast<float>(-128 - s.out_zero_point),
+                 static_cast<float>(127 - s.out_zero_point), s.out_zero_point, s.y_q8 + at);
+}
+
 // Output rows per band: up to kBandRows, in a number of bands per batch item that is a multiple
 // of the threads (when there are more threads than bands of kBandRows, smaller bands: a 14x14
 // layer is then two bands of 7, not one band on one thread).
@@ -428,7 +439,6 @@ Error run_depthwise_cl_q8(KernelContext& ctx, const ConvQ8Args& s, const ConvQ8K
     mult[i] = s.x_scale * static_cast<double>(s.w_scales[i % c]);
     if (bias != nullptr) bias[i] = s.bias[i % c];
   }
-  const float out_lo = static_cast<float>(-128 - s.out_zero_point), out_hi = static_cast<float>(127 - s.out_zero_point);
   parallel_slices(ctx, units, slices, [&](int64_t sl, int64_t u0, int64_t u1) {
     uint32_t* buf = expanded + sl * (band_in + 1) * row_words;
     uint32_t* pad_row = buf + band_in * row_words;
@@ -487,9 +497,7 @@ Error run_depthwise_cl_q8(KernelContext& ctx, const ConvQ8Args& s, const ConvQ8K
         r.y_q8 = nullptr;
         r.y = s.y_q8 != nullptr ? rows + sl * out_row : s.y + at;
         k.dw_row(r);
-        k.rescale(r.y, out_row, mult, bias, s.res != nullptr ? s.res + at : nullptr, s.out_min, s.out_max, r.y);
-        if (s.y_q8 != nullptr)
-          k.requantize(r.y, out_row, static_cast<float>(s.out_scale), out_lo, out_hi, s.out_zero_point, s.y_q8 + at);
+        finish_sums(s, k, mult, bias, at, out_row, r.y);
       }
     }
   });
@@ -537,7 +545,6 @@ Error run_depthwise_cl(KernelContext& ctx, const ConvQ8Args& s, const ConvQ8Kern
     q_bias[ch] = ch < c ? conv_q8_out_bias(s, ch) : 0.0f;
   }
   const InputQuant q = input_quant(s, k);
-  const float out_lo = static_cast<float>(-128 - s.out_zero_point), out_hi = static_cast<float>(127 - s.out_zero_point);
   const float q_lo = static_cast<float>(s.q_lo - s.out_zero_point), q_hi = static_cast<float>(s.q_hi - s.out_zero_point);
   parallel_slices(ctx, units, slices, [&](int64_t sl, int64_t u0, int64_t u1) {
     float* buf = xf + sl * band_in * in_row;
@@ -575,9 +582,7 @@ Error run_depthwise_cl(KernelContext& ctx, const ConvQ8Args& s, const ConvQ8Kern
         }
         r.y = s.y_q8 != nullptr ? rows + sl * out_row : s.y + at;
         f.dw_row(r);
-        k.rescale(r.y, out_row, mult, bias, s.res != nullptr ? s.res + at : nullptr, s.out_min, s.out_max, r.y);
-        if (s.y_q8 != nullptr)
-          k.requantize(r.y, out_row, static_cast<float>(s.out_scale), out_lo, out_hi, s.out_zero_point, s.y_q8 + at);
+        finish_sums(s, k, mult, bias, at, out_row, r.y);
       }
     }
   });
