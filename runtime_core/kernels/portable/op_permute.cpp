@@ -11,7 +11,7 @@ namespace {
 // Columns [c0, c1) of a (R, cols) matrix s, transposed into d (cols, R): each column's R
 // values are written together (R known at compile time: a few registers per column).
 template <int R>
-void interleave(const uint32_t* s, uint32_t* d, int64_t cols, int64_t c0, int64_t c1) {
+void interleave(const uint32_t* __restrict s, uint32_t* __restrict d, int64_t cols, int64_t c0, int64_t c1) {
   for (int64_t c = c0; c < c1; ++c)
     POCKET_UNROLL for (int r = 0; r < R; ++r) d[c * R + r] = s[r * cols + c];
 }
