@@ -139,6 +139,9 @@ void test_conv_q8(const char* op, KernelFn portable, KernelFn fast, const char* 
       // channels, 1x9 (three quads, rows of padding only), 7x1
       {1, 16, 16, 12, 20, 3, 3, 1, 1, 1, 16, 7}, {1, 72, 72, 9, 11, 3, 3, 2, 1, 1, 72, -100},
       {1, 19, 19, 6, 30, 1, 9, 1, 4, 1, 19, 11}, {1, 16, 16, 10, 8, 7, 1, 1, 3, 1, 16, 0},
+      // no padding, whole quads: an int8 x read where it is (each twice: one pass is int8 x)
+      {1, 12, 72, 7, 9, 1, 1, 1, 0, 1, 1, -9},   {1, 12, 72, 7, 9, 1, 1, 1, 0, 1, 1, -9},
+      {2, 8, 40, 5, 6, 3, 3, 2, 0, 1, 1, 3},     {2, 8, 40, 5, 6, 3, 3, 2, 0, 1, 1, 3},
   };
   // out_min > out_max: out_max wins, as in torch.clamp
   const double clamps[4][2] = {{-INFINITY, INFINITY}, {0.0, INFINITY}, {0.0, 6.0}, {2.0, -1.0}};

@@ -56,6 +56,7 @@ struct Plan {
   int64_t blocks;              // weight blocks (of 16 channels) per group
   int64_t pixel;               // xq elements per pixel: 4, or steps · 4 channels-last
   int64_t x_step;              // xq elements between a pixel's steps
+  bool raw;                    // xq is the int8 x itself (tile, tail: the variant's raw tiles)
 };
 
 int64_t round_up(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
@@ -237,7 +238,8 @@ Error run(KernelContext& ctx, const Plan& p) {
   const void** rows = nullptr;
   int64_t* tap_offsets = nullptr;
   const int64_t planes = s.batch * s.groups * p.steps, plane_size = p.hp * p.wp * kKc;
-  Error e = temp_array(ctx, op, "the quantized input", planes * plane_size, &xq);
+  Error e = p.raw ? Error::Ok : temp_array(ctx, op, "the quantized input", planes * plane_size, &xq);
+  if (p.raw) xq = const_cast<E*>(reinterpret_cast<const E*>(s.x_q8));  // read only
   if (e == Error::Ok && packed_here) e = temp_array(ctx, op, "the packed weight", all_blocks * block_size, &wp);
   const int64_t channels = s.groups * p.cout_pad;
   if (e == Error::Ok) e = temp_array(ctx, op, "channel corrections", channels, &c.corr);
@@ -259,10 +261,10 @@ Error run(KernelContext& ctx, const Plan& p) {
   if (merged)
     for (int64_t kh = 0; kh < s.k[0]; ++kh) tap_offsets[kh] = kh * s.dil[0] * p.wp * p.pixel;
   const int8_t* w = packed_here ? wp : s.w;
-  if (s.channels_last)
+  if (!p.raw && s.channels_last)
     ctx.parallel_for(s.batch * p.hp, grain_for(p.wp * p.pixel * 4),
                      [&](int64_t r0, int64_t r1) { quantize_rows(p, xq, r0, r1); });
-  else
+  else if (!p.raw)
     ctx.parallel_for(planes, grain_for(plane_size * 4), [&](int64_t u0, int64_t u1) { quantize_planes(p, xq, u0, u1); });
   if (packed_here)
     ctx.parallel_for(all_blocks, grain_for(block_size * 4), [&](int64_t b0, int64_t b1) { pack_blocks(p, wp, b0, b1); });
@@ -597,10 +599,14 @@ Error run_with(KernelContext& ctx, const ConvQ8Args& s, const ConvQ8Kernels& k, 
     return !s.channels_last && !s.packed && is_depthwise3x3(s) ? run_depthwise(ctx, s, k, dw)
                                                                 : conv2d_q8_portable(ctx, s);
   const int32_t pad_value = k.elem_bytes == 1 ? static_cast<int32_t>(s.zero_point) + k.byte_offset : 0;
+  // An int8 channels-last x without padding, in whole quads, is laid out as xq: the raw tiles
+  // read it where it is.
+  const bool raw = s.channels_last && s.x_q8 != nullptr && s.pad[0] == 0 && s.pad[1] == 0 && s.c_in % kKc == 0 &&
+                   k.narrow_raw.fn != nullptr;
   const Plan p{s,
                k,
-               tile,
-               k.narrow,
+               raw ? (cout_g > k.narrow_raw.nr ? k.wide_raw : k.narrow_raw) : tile,
+               raw ? k.narrow_raw : k.narrow,
                cin_g,
                cout_g,
                s.quads(),
@@ -611,7 +617,8 @@ Error run_with(KernelContext& ctx, const ConvQ8Args& s, const ConvQ8Kernels& k, 
                pad_value,
                s.blocks(),
                s.channels_last ? s.quads() * kKc : kKc,
-               s.channels_last ? kKc : (s.in[0] + 2 * s.pad[0]) * (s.in[1] + 2 * s.pad[1]) * kKc};
+               s.channels_last ? kKc : (s.in[0] + 2 * s.pad[0]) * (s.in[1] + 2 * s.pad[1]) * kKc,
+               raw};
   return k.elem_bytes == 1 ? run<uint8_t>(ctx, p) : run<int16_t>(ctx, p);
 }
 

@@ -37,6 +37,9 @@ struct Vnni {
     std::memcpy(&q, x, 4);
     return _mm512_set1_epi32(q);
   }
+  POCKET_TARGET static B bcast_raw(const E* x) {  // int8 bytes + 128: the sign bits flipped
+    return _mm512_xor_si512(bcast(x), _mm512_set1_epi32(static_cast<int32_t>(0x80808080u)));
+  }
   POCKET_TARGET static Acc dot(Acc acc, W w, B x) { return _mm512_dpbusd_epi32(acc, x, w); }
   // conv_q8_dw_expand's quads, 16 channels at a time: the four taps' 16 bytes as the four
   // 128-bit lanes, a dword permute (lane j gets each tap's channels 4j..4j+3), then a 4x4 byte
@@ -143,7 +146,8 @@ extern const ConvQ8Kernels kConvQ8I8Avx512Vnni = {1, 128, conv_q8_quantize_row<V
     conv_q8_quantize_pixels<Vnni>, conv_q8_weight_sums<Vnni>, conv_q8_rescale, conv_q8_requantize_values,
     conv_q8_int8_floats,
                                                    conv_q8_tile_fn<Vnni, 8, 1>(), conv_q8_tile_fn<Vnni, 8, 2>(),
-    conv_q8_dw_expand<Vnni>, conv_q8_dw_row<Vnni>, Vnni::kLanes};
+    conv_q8_dw_expand<Vnni>, conv_q8_dw_row<Vnni>, Vnni::kLanes,
+    conv_q8_tile_fn<Vnni, 8, 1, true>(), conv_q8_tile_fn<Vnni, 8, 2, true>()};
 
 }  // namespace detail
 }  // namespace pocket

@@ -33,6 +33,7 @@ struct NeonDot {
     std::memcpy(&q, x, 4);
     return vreinterpretq_s8_s32(vdupq_n_s32(q));
   }
+  POCKET_TARGET static B bcast_raw(const E* x) { return bcast(x); }  // byte_offset 0
   POCKET_TARGET static Acc dot(Acc acc, W w, B x) { return vdotq_s32(acc, w, x); }
   // conv_q8_dw_expand's quads: 16 channels per interleaving store (VST4), the rest one by one.
   POCKET_TARGET static void expand_quads(const int8_t* a, const int8_t* b, const int8_t* c, const int8_t* d,
@@ -68,7 +69,8 @@ extern const ConvQ8Kernels kConvQ8I8NeonDot = {1, 0, conv_q8_quantize_row<NeonDo
     conv_q8_quantize_pixels<NeonDot>, conv_q8_weight_sums<NeonDot>, conv_q8_rescale, conv_q8_requantize_values,
     conv_q8_int8_floats,
                                                conv_q8_tile_fn<NeonDot, 6, 2>(), conv_q8_tile_fn<NeonDot, 6, 4>(),
-    conv_q8_dw_expand<NeonDot>, conv_q8_dw_row<NeonDot>, NeonDot::kLanes};
+    conv_q8_dw_expand<NeonDot>, conv_q8_dw_row<NeonDot>, NeonDot::kLanes,
+    conv_q8_tile_fn<NeonDot, 6, 2>(), conv_q8_tile_fn<NeonDot, 6, 4>()};
 
 }  // namespace detail
 }  // namespace pocket

@@ -240,6 +240,9 @@ struct ConvQ8Kernels {
   void (*dw_expand)(const DwConvQ8Expand& e);
   void (*dw_row)(const DwConvQ8Row& r);
   int dw_lanes;
+  // Tiles that read a channels-last int8 x as it is (no padding, whole quads: its layout is
+  // xq's), adding byte_offset as they broadcast; fn null (the i16 variants): none.
+  ConvQ8TileFn narrow_raw, wide_raw;
 };
 
 // ---- pocket::conv2d_packed (conv_f32_<isa>.cpp over conv_f32_tile.inc; driver conv_packed.cpp):
