@@ -7,6 +7,7 @@
 
 #include <immintrin.h>
 
+#include <algorithm>  // conv_q8_tile.inc
 #include <cstring>
 
 #include "ukernels.h"

@@ -6,6 +6,9 @@
 
 #include <arm_neon.h>
 
+#include <algorithm>  // conv_q8_tile.inc
+#include <cstring>
+
 #include "ukernels.h"
 
 #define POCKET_TARGET

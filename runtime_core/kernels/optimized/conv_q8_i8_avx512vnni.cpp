@@ -10,6 +10,7 @@
 #endif
 #include <immintrin.h>
 
+#include <algorithm>  // conv_q8_tile.inc
 #include <cstring>
 
 #include "ukernels.h"

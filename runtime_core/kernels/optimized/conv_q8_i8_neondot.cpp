@@ -5,6 +5,7 @@
 
 #include <arm_neon.h>
 
+#include <algorithm>  // conv_q8_tile.inc
 #include <cstring>
 
 #include "ukernels.h"
