@@ -24,6 +24,12 @@ namespace {
 
 #include "avx512_helpers.inc"
 
+// The 4x4 transpose of a vector's dwords in lanes: dword j of 128-bit lane i goes to dword i
+// of lane j.
+POCKET_TARGET inline __m512i transpose_lanes(__m512i v) {
+  return _mm512_permutexvar_epi32(_mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15), v);
+}
+
 struct Vnni {
   using E = uint8_t;
   using Acc = __m512i;
@@ -48,11 +54,12 @@ struct Vnni {
   POCKET_TARGET static void expand_quads(const int8_t* a, const int8_t* b, const int8_t* c, const int8_t* d,
                                          int64_t n, uint8_t offset, uint32_t* out) {
     const __m512i flip = _mm512_set1_epi8(static_cast<char>(offset));
-    const __m512i lanes = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
     const __m512i bytes = _mm512_broadcast_i32x4(_mm_setr_epi8(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15));
+    const auto quads = [&](__m512i taps) POCKET_TARGET {  // lane j: tap j's 16 bytes
+      return _mm512_xor_si512(_mm512_shuffle_epi8(transpose_lanes(taps), bytes), flip);
+    };
     if (n == 16 && b == a + 16 && c == b + 16 && d == c + 16) {  // 16 channels, adjacent columns
-      const __m512i z = _mm512_loadu_si512(a);
-      _mm512_storeu_si512(out, _mm512_xor_si512(_mm512_shuffle_epi8(_mm512_permutexvar_epi32(lanes, z), bytes), flip));
+      _mm512_storeu_si512(out, quads(_mm512_loadu_si512(a)));
       return;
     }
     for (int64_t i = 0; i < n; i += 16) {
@@ -62,7 +69,7 @@ struct Vnni {
       z = _mm512_inserti32x4(z, _mm_maskz_loadu_epi8(m, b + i), 1);
       z = _mm512_inserti32x4(z, _mm_maskz_loadu_epi8(m, c + i), 2);
       z = _mm512_inserti32x4(z, _mm_maskz_loadu_epi8(m, d + i), 3);
-      z = _mm512_xor_si512(_mm512_shuffle_epi8(_mm512_permutexvar_epi32(lanes, z), bytes), flip);
+      z = quads(z);
       if (whole)
         _mm512_storeu_si512(out + i, z);
       else
@@ -98,7 +105,7 @@ struct Vnni {
     b = _mm512_max_epi8(b, _mm512_set1_epi8(static_cast<char>(static_cast<int32_t>(lo) + zp)));
     b = _mm512_min_epi8(b, _mm512_set1_epi8(static_cast<char>(static_cast<int32_t>(hi) + zp)));
     // 128-bit lane L holds channels 4L..4L+3 of vectors 0-3: lane k gets vector k's
-    b = _mm512_permutexvar_epi32(_mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15), b);
+    b = transpose_lanes(b);
     const __m128i lane[4] = {_mm512_castsi512_si128(b), _mm512_extracti32x4_epi32(b, 1),
                              _mm512_extracti32x4_epi32(b, 2), _mm512_extracti32x4_epi32(b, 3)};
     for (int k = 0; k < 4; ++k) {

@@ -51,10 +51,10 @@ struct NeonDot {
                 static_cast<uint32_t>(static_cast<uint8_t>(c[i])) << 16 |
                 static_cast<uint32_t>(static_cast<uint8_t>(d[i])) << 24) ^ (offset * 0x01010101u);
   }
+  // conv_q8_requantize_sum per lane: the fp32 traits' (the depthwise store's) on acc - corr.
   POCKET_TARGET static void requantize(Acc acc, const int32_t* corr, const float* mult, const float* bias, float lo,
                                        float hi, int32_t zp, int8_t* out) {
-    const int16x4_t q = vmovn_s32(requantize_conv_q8(acc, corr, mult, bias, lo, hi, zp));
-    vst1_lane_s32(reinterpret_cast<int32_t*>(out), vreinterpret_s32_s8(vmovn_s16(vcombine_s16(q, q))), 0);
+    NeonF32::requantize(vcvtq_f32_s32(vsubq_s32(acc, vld1q_s32(corr))), mult, bias, lo, hi, zp, out);
   }
   POCKET_TARGET static void store(Acc acc, const int32_t* corr, const double* mult, const float* bias, float lo, float hi,
                     float* out) {
