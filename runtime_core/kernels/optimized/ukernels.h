@@ -189,7 +189,7 @@ using ConvQ8FloatsFn = void (*)(const float* x, int64_t n, float scale, float lo
 using ConvQ8PixelsFn = void (*)(const float* x, int64_t n, int64_t c, int64_t c_pad, float scale, float lo,
                                 float hi, int32_t offset, int32_t pad, void* out);
 // Channels-last int8 depthwise through the i8 variants' dot products (conv_q8.cpp's
-// run_depthwise_cl): a window row's taps go in quads (4 taps of one channel per dot-product
+// run_depthwise_cl_q8): a window row's taps go in quads (4 taps of one channel per dot-product
 // lane), so an input row is first expanded to hold, for each output column, its quads side by
 // side: word out[(ox * quads + q) * c_pad + ch] has byte b = channel ch of column
 // ox·stride - pad + (4q + b)·dil, XOR offset (the variant's byte_offset, 0 or 128). Columns
