@@ -416,7 +416,8 @@ Error run_depthwise_cl_q8(KernelContext& ctx, const ConvQ8Args& s, const ConvQ8K
   if (e == Error::Ok && requantize_sums) e = temp_array(ctx, s.op, "output scales", c_pad, &q_mult);
   if (e == Error::Ok && requantize_sums) e = temp_array(ctx, s.op, "output biases", c_pad, &q_bias);
   if (e == Error::Ok && !requantize_sums) e = temp_array(ctx, s.op, "channel scales", out_row, &mult);
-  if (e == Error::Ok && !requantize_sums && s.bias != nullptr) e = temp_array(ctx, s.op, "channel biases", out_row, &bias);
+  if (e == Error::Ok && !requantize_sums && s.bias != nullptr)
+    e = temp_array(ctx, s.op, "channel biases", out_row, &bias);
   if (e == Error::Ok && s.y_q8 != nullptr && !requantize_sums)
     e = temp_array(ctx, s.op, "output rows", slices * out_row, &rows);
   if (e != Error::Ok) return e;

@@ -47,7 +47,8 @@ struct NeonDot {
       vst4q_s8(reinterpret_cast<int8_t*>(out + i), q);
     }
     for (; i < n; ++i)
-      out[i] = (static_cast<uint32_t>(static_cast<uint8_t>(a[i])) | static_cast<uint32_t>(static_cast<uint8_t>(b[i])) << 8 |
+      out[i] = (static_cast<uint32_t>(static_cast<uint8_t>(a[i])) |
+                static_cast<uint32_t>(static_cast<uint8_t>(b[i])) << 8 |
                 static_cast<uint32_t>(static_cast<uint8_t>(c[i])) << 16 |
                 static_cast<uint32_t>(static_cast<uint8_t>(d[i])) << 24) ^ (offset * 0x01010101u);
   }
