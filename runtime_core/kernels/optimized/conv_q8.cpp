@@ -197,18 +197,43 @@ void quantize_rows(const Plan& p, E* xq, int64_t r0, int64_t r1) {
   }
 }
 
-// The first input pixel (tap 0) of each output position [p0, p0 + mr) of batch item n, group g.
+// Where tile u of run's loop starts: batch item n, group g, output position p0 at (oy, ox).
+// next() moves to tile u + 1 with no division (a tile is a few dozen instructions on narrow
+// layers, next to which three 64-bit divisions per tile showed in profiles).
+struct TileCursor {
+  int64_t n = 0, g = 0, p0 = 0, oy = 0, ox = 0;
+  TileCursor(const ConvQ8Args& s, int64_t tiles, int mr, int64_t u) {
+    const int64_t image = u / tiles;
+    n = image / s.groups;
+    g = image % s.groups;
+    p0 = u % tiles * mr;
+    oy = p0 / s.out[1];
+    ox = p0 % s.out[1];
+  }
+  void next(const ConvQ8Args& s, int mr) {
+    p0 += mr;
+    if (p0 >= s.out_plane()) {
+      p0 = oy = ox = 0;
+      if (++g == s.groups) g = 0, ++n;
+      return;
+    }
+    for (ox += mr; ox >= s.out[1]; ox -= s.out[1]) ++oy;
+  }
+};
+
+// The first input pixel (tap 0) of each output position [at.p0, at.p0 + mr) of its tile.
 template <typename E>
-void fill_rows(const Plan& p, const E* xq, int64_t n, int64_t g, int64_t p0, int mr, const void** rows) {
+void fill_rows(const Plan& p, const E* xq, const TileCursor& at, int mr, const void** rows) {
   const ConvQ8Args& s = p.s;
-  const E* image = xq + (n * s.groups + g) * p.steps * p.hp * p.wp * kKc;
-  const int64_t last = s.out_plane() - 1;
-  int64_t oy = p0 / s.out[1], ox = p0 % s.out[1];  // one division per tile, then steps
+  const E* image = xq + (at.n * s.groups + at.g) * p.steps * p.hp * p.wp * kKc;
+  const int64_t last = s.out_plane() - 1, row_step = s.stride[0] * p.wp * p.pixel, col_step = s.stride[1] * p.pixel;
+  const E* row = image + at.oy * row_step;
+  int64_t ox = at.ox;
   for (int i = 0; i < mr; ++i) {
-    rows[i] = image + (oy * s.stride[0] * p.wp + ox * s.stride[1]) * p.pixel;
-    if (p0 + i < last && ++ox == s.out[1]) {  // rows past the end repeat the last
+    rows[i] = row + ox * col_step;
+    if (at.p0 + i < last && ++ox == s.out[1]) {  // rows past the end repeat the last
       ox = 0;
-      ++oy;
+      row += row_step;
     }
   }
 }
@@ -288,9 +313,10 @@ Error run(KernelContext& ctx, const Plan& p) {
     t.q_lo = static_cast<float>(s.q_lo - s.out_zero_point);
     t.q_hi = static_cast<float>(s.q_hi - s.out_zero_point);
     t.q_zp = s.out_zero_point;
-    for (int64_t u = u0; u < u1; ++u) {
-      const int64_t image = u / tiles, p0 = u % tiles * mr, n = image / s.groups, g = image % s.groups;
-      fill_rows(p, xq, n, g, p0, mr, table);
+    TileCursor at(s, tiles, mr, u0);
+    for (int64_t u = u0; u < u1; ++u, at.next(s, mr)) {
+      const int64_t p0 = at.p0, n = at.n, g = at.g;
+      fill_rows(p, xq, at, mr, table);
       t.rows_n = static_cast<int>(std::min<int64_t>(mr, out_plane - p0));
       for (int64_t oc0 = 0; oc0 < p.cout_g;) {
         const ConvQ8TileFn& f = oc0 + p.tile.nr <= w_channels ? p.tile : p.tail;
@@ -389,6 +415,40 @@ int64_t band_rows(const KernelContext& ctx, const ConvQ8Args& s) {
   return std::max<int64_t>(1, (h + std::max<int64_t>(bands, 1) - 1) / std::max<int64_t>(bands, 1));
 }
 
+// The depthwise weight (c, k_h, k_w) as DwConvQ8Row's quads: wq[(i · quads + q) · c_pad + ch]
+// holds taps 4q..4q+3 of kernel row i (0 past k_w and c), corr[ch] = pad_byte · Σ w. Words built
+// in registers and written once (every call does this: the file keeps the plain weight).
+void quad_weights(const ConvQ8Args& s, int64_t c_pad, int32_t pad_byte, uint32_t* __restrict wq,
+                  int32_t* __restrict corr) {
+  const int64_t c = s.c_in, k_h = s.k[0], k_w = s.k[1], quads = (k_w + 3) / 4, taps = k_h * k_w;
+  const int8_t* __restrict w = s.w;
+  for (int64_t i = 0; i < k_h; ++i)
+    for (int64_t q = 0; q < quads; ++q) {
+      uint32_t* __restrict out = wq + (i * quads + q) * c_pad;
+      const int64_t j0 = 4 * q, n = std::min<int64_t>(4, k_w - j0);
+      // Byte b of a word is tap j0 + b (little-endian: its b-th byte in memory): four bytes
+      // read as one word, the taps past k_w masked off; the last channel's word would read past
+      // the weight, so its bytes are read one by one.
+      const uint32_t mask = n == 4 ? ~0u : (1u << (8 * n)) - 1;
+      const int8_t* tap = w + i * k_w + j0;
+      for (int64_t ch = 0; ch + 1 < c; ++ch, tap += taps) {
+        uint32_t word;
+        std::memcpy(&word, tap, 4);
+        out[ch] = word & mask;
+      }
+      uint32_t last = 0;
+      for (int64_t b = 0; c > 0 && b < n; ++b) last |= static_cast<uint32_t>(static_cast<uint8_t>(tap[b])) << (8 * b);
+      if (c > 0) out[c - 1] = last;
+      std::fill(out + c, out + c_pad, 0u);
+    }
+  for (int64_t ch = 0; ch < c; ++ch) {
+    int32_t sum = 0;
+    for (int64_t t = 0; t < taps; ++t) sum += w[ch * taps + t];
+    corr[ch] = pad_byte * sum;
+  }
+  std::fill(corr + c, corr + c_pad, 0);
+}
+
 // Depthwise channels-last on an int8 x through the i8 variant's dot products (k.dw_expand,
 // k.dw_row; see DwConvQ8Expand in ukernels.h), in bands as above: a band's input rows are
 // expanded into its slice's buffer, kernel rows outside the image read a padding row (every
@@ -401,7 +461,7 @@ Error run_depthwise_cl_q8(KernelContext& ctx, const ConvQ8Args& s, const ConvQ8K
   const int64_t slices = slice_count(ctx, units, band * out_row * s.k_plane());
   const bool requantize_sums = s.y_q8 != nullptr && s.res == nullptr;
   uint32_t* expanded = nullptr;  // per slice: band_in rows, then the padding row
-  int8_t* wq = nullptr;
+  uint32_t* wq = nullptr;        // the weight's quads, (k_h, quads, c_pad) words
   int32_t* corr = nullptr;
   int8_t* pad_pixel = nullptr;
   float* q_mult = nullptr;
@@ -410,7 +470,7 @@ Error run_depthwise_cl_q8(KernelContext& ctx, const ConvQ8Args& s, const ConvQ8K
   float* bias = nullptr;
   float* rows = nullptr;
   Error e = temp_array(ctx, s.op, "expanded input rows", slices * (band_in + 1) * row_words, &expanded);
-  if (e == Error::Ok) e = temp_array(ctx, s.op, "the weight in quads", s.k[0] * quads * c_pad * 4, &wq);
+  if (e == Error::Ok) e = temp_array(ctx, s.op, "the weight in quads", s.k[0] * quads * c_pad, &wq);
   if (e == Error::Ok) e = temp_array(ctx, s.op, "channel corrections", c_pad, &corr);
   if (e == Error::Ok) e = temp_array(ctx, s.op, "a padding pixel", c, &pad_pixel);
   if (e == Error::Ok && requantize_sums) e = temp_array(ctx, s.op, "output scales", c_pad, &q_mult);
@@ -421,22 +481,11 @@ Error run_depthwise_cl_q8(KernelContext& ctx, const ConvQ8Args& s, const ConvQ8K
   if (e == Error::Ok && s.y_q8 != nullptr && !requantize_sums)
     e = temp_array(ctx, s.op, "output rows", slices * out_row, &rows);
   if (e != Error::Ok) return e;
-  const int32_t pad_byte = static_cast<int32_t>(s.zero_point) + k.byte_offset;
-  std::fill(wq, wq + s.k[0] * quads * c_pad * 4, int8_t{0});
-  for (int64_t ch = 0; ch < c_pad; ++ch) {
-    int32_t sum = 0;
-    for (int64_t i = 0; ch < c && i < s.k[0]; ++i)
-      for (int64_t j = 0; j < s.k[1]; ++j) {
-        const int8_t v = s.w[(ch * s.k[0] + i) * s.k[1] + j];
-        wq[((i * quads + j / 4) * c_pad + ch) * 4 + j % 4] = v;
-        sum += v;
-      }
-    corr[ch] = pad_byte * sum;
-    if (ch < c) pad_pixel[ch] = static_cast<int8_t>(s.zero_point);
-    if (requantize_sums) {
-      q_mult[ch] = ch < c ? conv_q8_out_mult(s, ch) : 0.0f;
-      q_bias[ch] = ch < c ? conv_q8_out_bias(s, ch) : 0.0f;
-    }
+  quad_weights(s, c_pad, static_cast<int32_t>(s.zero_point) + k.byte_offset, wq, corr);
+  std::fill(pad_pixel, pad_pixel + c, static_cast<int8_t>(s.zero_point));
+  for (int64_t ch = 0; requantize_sums && ch < c_pad; ++ch) {
+    q_mult[ch] = ch < c ? conv_q8_out_mult(s, ch) : 0.0f;
+    q_bias[ch] = ch < c ? conv_q8_out_bias(s, ch) : 0.0f;
   }
   for (int64_t i = 0; !requantize_sums && i < out_row; ++i) {  // each pixel repeats the channels
     mult[i] = s.x_scale * static_cast<double>(s.w_scales[i % c]);
@@ -465,7 +514,7 @@ Error run_depthwise_cl_q8(KernelContext& ctx, const ConvQ8Args& s, const ConvQ8K
     const uint32_t* kernel_rows[kRowFnMaxRows];
     DwConvQ8Row r;
     r.rows = kernel_rows;
-    r.w = wq;
+    r.w = reinterpret_cast<const int8_t*>(wq);
     r.corr = corr;
     r.c = c;
     r.c_pad = c_pad;
@@ -543,9 +592,11 @@ Error run_depthwise_cl(KernelContext& ctx, const ConvQ8Args& s, const ConvQ8Kern
     mult[i] = mult[i - c];
     if (bias != nullptr) bias[i] = bias[i - c];
   }
-  for (int64_t ch = 0; requantize_sums && ch < c_pad; ++ch) {
-    q_mult[ch] = ch < c ? conv_q8_out_mult(s, ch) : 0.0f;
-    q_bias[ch] = ch < c ? conv_q8_out_bias(s, ch) : 0.0f;
+  if (requantize_sums) {
+    for (int64_t ch = 0; ch < c; ++ch) q_mult[ch] = conv_q8_out_mult(s, ch);
+    for (int64_t ch = 0; ch < c; ++ch) q_bias[ch] = conv_q8_out_bias(s, ch);
+    std::fill(q_mult + c, q_mult + c_pad, 0.0f);
+    std::fill(q_bias + c, q_bias + c_pad, 0.0f);
   }
   const InputQuant q = input_quant(s, k);
   const float q_lo = static_cast<float>(s.q_lo - s.out_zero_point), q_hi = static_cast<float>(s.q_hi - s.out_zero_point);
