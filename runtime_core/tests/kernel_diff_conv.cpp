@@ -28,6 +28,7 @@ void test_conv2d_packed(KernelFn portable, KernelFn fast, const char* set) {
       {1, 8, 33, 11, 9, 1, 2, 0, 1},  {1, 3, 2, 3, 5, 3, 1, 3, 1},    {1, 3, 16, 23, 19, 7, 2, 3, 1},
       {2, 6, 6, 7, 7, 3, 1, 1, 6},    {1, 19, 19, 12, 13, 3, 1, 1, 19}, {1, 72, 72, 9, 10, 3, 2, 1, 72},
       {1, 5, 5, 9, 9, 5, 1, 2, 5, 2}, {1, 40, 40, 3, 17, 3, 1, 4, 40},
+      {2, 64, 48, 5, 6, 3, 1, 1, 1},  // weights past L1: channel group first, over two batch items
   };
   const double bounds[4][2] = {{-INFINITY, INFINITY}, {0.0, INFINITY}, {0.0, 6.0}, {-0.5, 0.25}};
   int i = 0;

@@ -122,11 +122,22 @@ Error dense(KernelContext& ctx, const ConvPackedArgs& a, const ConvF32Kernels& k
     t.lo = a.out_min;
     t.hi = a.out_max;
     t.ldy = a.c_out;
-    for (int64_t u = u0; u < u1; ++u) {
-      // Channel group first when the weights outgrow L1 (each panel read from cache once);
-      // else position first (y written in whole rows, x read once).
-      const int64_t g = group_first ? u / (a.batch * tiles) : u % col_groups;
-      const int64_t bt = group_first ? u % (a.batch * tiles) : u / col_groups, n = bt / tiles, p0 = bt % tiles * mr;
+    // Channel group first when the weights outgrow L1 (each panel read from cache once);
+    // else position first (y written in whole rows, x read once). Unit u0's group g, batch
+    // item n and first position p0, then each next unit's without divisions (a tile of a
+    // narrow 1x1 layer is a few dozen instructions).
+    const int64_t bt0 = group_first ? u0 % (a.batch * tiles) : u0 / col_groups;
+    int64_t g = group_first ? u0 / (a.batch * tiles) : u0 % col_groups, n = bt0 / tiles, p0 = bt0 % tiles * mr;
+    const auto next = [&] {
+      if (!group_first && ++g < col_groups) return;
+      if (!group_first) g = 0;
+      if ((p0 += mr) < P) return;
+      p0 = 0;
+      if (++n < a.batch) return;
+      n = 0;
+      ++g;
+    };
+    for (int64_t u = u0; u < u1; ++u, next()) {
       const int64_t b0 = g * per_group, c0 = b0 * kConvPackLanes;
       const ConvF32TileFn& fn = b0 + 1 < blocks ? k.wide : k.narrow;
       point_rows(a, im, n, p0, mr, r);
