@@ -140,6 +140,7 @@ void test_conv_q8(const char* op, KernelFn portable, KernelFn fast, const char* 
       // channels, 1x9 (three quads, rows of padding only), 7x1
       {1, 16, 16, 12, 20, 3, 3, 1, 1, 1, 16, 7}, {1, 72, 72, 9, 11, 3, 3, 2, 1, 1, 72, -100},
       {1, 19, 19, 6, 30, 1, 9, 1, 4, 1, 19, 11}, {1, 16, 16, 10, 8, 7, 1, 1, 3, 1, 16, 0},
+      {1, 20, 20, 7, 23, 3, 3, 2, 2, 2, 20, 5},  // stride = dilation 2: runs of overlapping columns
       // no padding, whole quads: an int8 x read where it is (each twice: one pass is int8 x)
       {1, 12, 72, 7, 9, 1, 1, 1, 0, 1, 1, -9},   {1, 12, 72, 7, 9, 1, 1, 1, 0, 1, 1, -9},
       {2, 8, 40, 5, 6, 3, 3, 2, 0, 1, 1, 3},     {2, 8, 40, 5, 6, 3, 3, 2, 0, 1, 1, 3},
@@ -148,10 +149,12 @@ void test_conv_q8(const char* op, KernelFn portable, KernelFn fast, const char* 
   const double clamps[4][2] = {{-INFINITY, INFINITY}, {0.0, INFINITY}, {0.0, 6.0}, {2.0, -1.0}};
   int n_case = 0;
   for (int pass = 0; pass < (cl ? 3 : 1); ++pass)
-  for (const ConvQ8Case& c : cases) {
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const ConvQ8Case& c = cases[i];
     // 1: int8 x, 2: int8 y, 3: both; pass 2: an int8 y without residual whose scaled sums lie
-    // far past the int32 range (out_scale 1e-12: only the bounds)
-    const int q8 = pass == 0 ? 0 : pass == 1 ? 1 + n_case % 3 : 2 + n_case % 2;
+    // far past the int32 range (out_scale 1e-12: only the bounds). Every case has an int8 x
+    // in pass 1 or 2 (the paths that read int8 directly).
+    const int q8 = pass == 0 ? 0 : pass == 1 ? 1 + int(i % 3) : i % 3 == 1 ? 3 : 2 + int(i % 2);
     const bool x_q8 = q8 & 1, y_q8 = q8 & 2, huge = pass == 2;
     const int64_t oh = (c.h + 2 * c.pad - c.dil * (c.kh - 1) - 1) / c.stride + 1;
     const int64_t ow = (c.w + 2 * c.pad - c.dil * (c.kw - 1) - 1) / c.stride + 1;

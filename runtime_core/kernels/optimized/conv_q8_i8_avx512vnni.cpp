@@ -76,6 +76,52 @@ struct Vnni {
         _mm512_mask_storeu_epi32(out + i, m, z);
     }
   }
+  // Four adjacent columns' quads at once where a column's taps are adjacent pixels px bytes
+  // apart and columns start S pixels apart (stride S, dilation 1, or stride = dilation for
+  // S 1): column m of out (out_step words apart) from pixels S·m..S·m+3 of a. Per 16 channels
+  // the 4 + 3S pixels as vectors of four lanes, flipped once; every window is one of them or
+  // a shift of a pair (VALIGNQ), then its transpose as in expand_quads: 7 (S 1) or 10 (S 2)
+  // loads for 4 columns, not 16.
+  static constexpr int kExpandRun = 4;
+  template <int S>
+  POCKET_TARGET static void expand_run(const int8_t* a, int64_t px, int64_t n, uint8_t offset, uint32_t* out,
+                                       int64_t out_step) {
+    static_assert(S == 1 || S == 2, "stride 1 or 2");
+    const __m512i flip = _mm512_set1_epi8(static_cast<char>(offset));
+    const __m512i bytes = _mm512_broadcast_i32x4(_mm_setr_epi8(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15));
+    for (int64_t i = 0; i < n; i += 16) {
+      const bool whole = n - i >= 16;
+      const __mmask16 m = whole ? __mmask16(0xFFFF) : static_cast<__mmask16>((1u << (n - i)) - 1);
+      const auto pixels = [&](int64_t first, int count) POCKET_TARGET {  // lanes 0..count-1
+        const int8_t* x = a + i + first * px;
+        if (whole && px == 16 && count == 4) return _mm512_xor_si512(_mm512_loadu_si512(x), flip);
+        __m512i v = _mm512_castsi128_si512(_mm_maskz_loadu_epi8(m, x));
+        for (int l = 1; l < count; ++l) v = _mm512_inserti32x4(v, _mm_maskz_loadu_epi8(m, x + l * px), l);
+        return _mm512_xor_si512(v, flip);
+      };
+      __m512i window[4];
+      if constexpr (S == 1) {
+        const __m512i v0 = pixels(0, 4), v1 = pixels(4, 3);
+        window[0] = v0;
+        window[1] = _mm512_alignr_epi64(v1, v0, 2);
+        window[2] = _mm512_alignr_epi64(v1, v0, 4);
+        window[3] = _mm512_alignr_epi64(v1, v0, 6);
+      } else {
+        const __m512i v0 = pixels(0, 4), v1 = pixels(4, 4), v2 = pixels(8, 2);
+        window[0] = v0;
+        window[1] = _mm512_alignr_epi64(v1, v0, 4);
+        window[2] = v1;
+        window[3] = _mm512_alignr_epi64(v2, v1, 4);
+      }
+      for (int k = 0; k < 4; ++k) {
+        const __m512i q = _mm512_shuffle_epi8(transpose_lanes(window[k]), bytes);
+        if (whole)
+          _mm512_storeu_si512(out + k * out_step + i, q);
+        else
+          _mm512_mask_storeu_epi32(out + k * out_step + i, m, q);
+      }
+    }
+  }
   // conv_q8_requantize_sum per lane: the fp32 traits' (the depthwise store's) on acc - corr.
   POCKET_TARGET static void requantize(Acc acc, const int32_t* corr, const float* mult, const float* bias, float lo,
                                        float hi, int32_t zp, int8_t* out) {
