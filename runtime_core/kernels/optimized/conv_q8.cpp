@@ -105,12 +105,11 @@ void channel_params(const Plan& p, const int8_t* w, int64_t g, const ChannelPara
     if (s.bias != nullptr) bias[at + oc] = s.bias[c_out];
   }
   if (c.q_mult == nullptr) return;
-  std::fill(c.q_mult + at, c.q_mult + at + p.cout_pad, 0.0f);
-  std::fill(c.q_bias + at, c.q_bias + at + p.cout_pad, 0.0f);
-  for (int64_t oc = 0; oc < p.cout_g; ++oc) {
-    c.q_mult[at + oc] = conv_q8_out_mult(s, g * p.cout_g + oc);
-    c.q_bias[at + oc] = conv_q8_out_bias(s, g * p.cout_g + oc);
-  }
+  const int64_t c0 = g * p.cout_g;
+  p.k.out_params(s.w_scales + c0, s.bias != nullptr ? s.bias + c0 : nullptr, p.cout_g, s.x_scale, s.out_scale,
+                 c.q_mult + at, c.q_bias + at);
+  std::fill(c.q_mult + at + p.cout_g, c.q_mult + at + p.cout_pad, 0.0f);
+  std::fill(c.q_bias + at + p.cout_g, c.q_bias + at + p.cout_pad, 0.0f);
 }
 
 // Weight blocks [b0, b1) (block = group * blocks + block of the group) of conv2d_q8's OIHW
@@ -416,10 +415,11 @@ int64_t band_rows(const KernelContext& ctx, const ConvQ8Args& s) {
 }
 
 // The depthwise weight (c, k_h, k_w) as DwConvQ8Row's quads: wq[(i · quads + q) · c_pad + ch]
-// holds taps 4q..4q+3 of kernel row i (0 past k_w and c), corr[ch] = pad_byte · Σ w. Words built
-// in registers and written once (every call does this: the file keeps the plain weight).
-void quad_weights(const ConvQ8Args& s, int64_t c_pad, int32_t pad_byte, uint32_t* __restrict wq,
-                  int32_t* __restrict corr) {
+// holds taps 4q..4q+3 of kernel row i (0 past k_w and c), corr[ch] = pad_byte · Σ w (k.dw_sums).
+// Words built in registers and written once (every call does this: the file keeps the plain
+// weight).
+void quad_weights(const ConvQ8Args& s, const ConvQ8Kernels& k, int64_t c_pad, int32_t pad_byte,
+                  uint32_t* __restrict wq, int32_t* __restrict corr) {
   const int64_t c = s.c_in, k_h = s.k[0], k_w = s.k[1], quads = (k_w + 3) / 4, taps = k_h * k_w;
   const int8_t* __restrict w = s.w;
   for (int64_t i = 0; i < k_h; ++i)
@@ -441,12 +441,8 @@ void quad_weights(const ConvQ8Args& s, int64_t c_pad, int32_t pad_byte, uint32_t
       if (c > 0) out[c - 1] = last;
       std::fill(out + c, out + c_pad, 0u);
     }
-  for (int64_t ch = 0; ch < c; ++ch) {
-    int32_t sum = 0;
-    for (int64_t t = 0; t < taps; ++t) sum += w[ch * taps + t];
-    corr[ch] = pad_byte * sum;
-  }
-  std::fill(corr + c, corr + c_pad, 0);
+  k.dw_sums(wq, k_h * quads, c_pad, corr);
+  for (int64_t ch = 0; ch < c_pad; ++ch) corr[ch] *= pad_byte;
 }
 
 // Depthwise channels-last on an int8 x through the i8 variant's dot products (k.dw_expand,
@@ -481,11 +477,12 @@ Error run_depthwise_cl_q8(KernelContext& ctx, const ConvQ8Args& s, const ConvQ8K
   if (e == Error::Ok && s.y_q8 != nullptr && !requantize_sums)
     e = temp_array(ctx, s.op, "output rows", slices * out_row, &rows);
   if (e != Error::Ok) return e;
-  quad_weights(s, c_pad, static_cast<int32_t>(s.zero_point) + k.byte_offset, wq, corr);
+  quad_weights(s, k, c_pad, static_cast<int32_t>(s.zero_point) + k.byte_offset, wq, corr);
   std::fill(pad_pixel, pad_pixel + c, static_cast<int8_t>(s.zero_point));
-  for (int64_t ch = 0; requantize_sums && ch < c_pad; ++ch) {
-    q_mult[ch] = ch < c ? conv_q8_out_mult(s, ch) : 0.0f;
-    q_bias[ch] = ch < c ? conv_q8_out_bias(s, ch) : 0.0f;
+  if (requantize_sums) {
+    k.out_params(s.w_scales, s.bias, c, s.x_scale, s.out_scale, q_mult, q_bias);
+    std::fill(q_mult + c, q_mult + c_pad, 0.0f);
+    std::fill(q_bias + c, q_bias + c_pad, 0.0f);
   }
   for (int64_t i = 0; !requantize_sums && i < out_row; ++i) {  // each pixel repeats the channels
     mult[i] = s.x_scale * static_cast<double>(s.w_scales[i % c]);
@@ -593,8 +590,7 @@ Error run_depthwise_cl(KernelContext& ctx, const ConvQ8Args& s, const ConvQ8Kern
     if (bias != nullptr) bias[i] = bias[i - c];
   }
   if (requantize_sums) {
-    for (int64_t ch = 0; ch < c; ++ch) q_mult[ch] = conv_q8_out_mult(s, ch);
-    for (int64_t ch = 0; ch < c; ++ch) q_bias[ch] = conv_q8_out_bias(s, ch);
+    k.out_params(s.w_scales, s.bias, c, s.x_scale, s.out_scale, q_mult, q_bias);
     std::fill(q_mult + c, q_mult + c_pad, 0.0f);
     std::fill(q_bias + c, q_bias + c_pad, 0.0f);
   }

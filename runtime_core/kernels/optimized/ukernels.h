@@ -243,6 +243,13 @@ struct ConvQ8Kernels {
   // Tiles that read a channels-last int8 x as it is (no padding, whole quads: its layout is
   // xq's), adding byte_offset as they broadcast; fn null (the i16 variants): none.
   ConvQ8TileFn narrow_raw, wide_raw;
+  // q_mult[i] = conv_q8_out_mult, q_bias[i] = conv_q8_out_bias (0 without bias) of n channels
+  // whose w_scales and bias (may be null) start at channel 0.
+  void (*out_params)(const float* w_scales, const float* bias, int64_t n, double x_scale, double out_scale,
+                     float* q_mult, float* q_bias);
+  // Σ w per channel of DwConvQ8Row's weight (rows = k_h · quads rows of c_pad words); with
+  // dw_row, else null.
+  void (*dw_sums)(const uint32_t* wq, int64_t rows, int64_t c_pad, int32_t* sums);
 };
 
 // ---- pocket::conv2d_packed (conv_f32_<isa>.cpp over conv_f32_tile.inc; driver conv_packed.cpp):
