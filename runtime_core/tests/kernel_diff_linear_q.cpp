@@ -190,7 +190,9 @@ void test_linear_q_packed(KernelFn portable, KernelFn fast, const char* set) {
           const int64_t n = pick({16, 32, 48});
           const bool half = m == 2 || m == 5;  // float16 scales: a full tile and single rows
           const QWeight w = pack_linear(make_qweight(bits, sym, n, md.k, md.g, false, half));
-          const auto x = random_floats(m * md.k, 3.0f), b = random_floats(n);
+          auto x = random_floats(m * md.k, 3.0f);
+          const auto b = random_floats(n);
+          if (m >= 2) std::fill(x.begin() + md.k, x.begin() + 2 * md.k, 0.0f);  // a row of zeros: scale 0
           const bool bias = m % 2 == 1;
           char what[160];
           std::snprintf(what, sizeof what,

@@ -153,15 +153,22 @@ Error run_packed(KernelContext& ctx, const LinearQProblem& p, const LinearQPKern
   int8_t* xq = nullptr;
   float* sx = nullptr;
   int32_t* xs = nullptr;
-  Error e = temp_array(ctx, kOp, "int8 activations", p.m * p.k, &x16);
+  Error e = k.quantize_row != nullptr ? Error::Ok : temp_array(ctx, kOp, "int8 activations", p.m * p.k, &x16);
   if (e == Error::Ok) e = temp_array(ctx, kOp, "packed int8 activations", p.m * p.k, &xq);
   if (e == Error::Ok) e = temp_array(ctx, kOp, "activation scales", p.m * row_scales, &sx);
   if (e == Error::Ok) e = temp_array(ctx, kOp, "activation sums", p.m * q.spans, &xs);
   if (e != Error::Ok) return e;
-  quantize_rows(ctx, p, scale_cols, x16, sx, [&](int64_t r0, int64_t r1) {
-    for (int64_t i = r0 * p.k; i < r1 * p.k; ++i) xq[i] = static_cast<int8_t>(x16[i]);
-    for (int64_t i = r0 * q.spans; i < r1 * q.spans; ++i) xs[i] = sum_int16(x16 + i * q.span, q.span);
-  });
+  if (k.quantize_row != nullptr) {  // the same values in one pass, in the ISA's vectors
+    ctx.parallel_for(p.m, grain_for(8 * p.k), [&](int64_t r0, int64_t r1) {
+      for (int64_t r = r0; r < r1; ++r)
+        k.quantize_row(p.x + r * p.k, p.k, scale_cols, q.span, xq + r * p.k, sx + r * row_scales, xs + r * q.spans);
+    });
+  } else {
+    quantize_rows(ctx, p, scale_cols, x16, sx, [&](int64_t r0, int64_t r1) {
+      for (int64_t i = r0 * p.k; i < r1 * p.k; ++i) xq[i] = static_cast<int8_t>(x16[i]);
+      for (int64_t i = r0 * q.spans; i < r1 * q.spans; ++i) xs[i] = sum_int16(x16 + i * q.span, q.span);
+    });
+  }
   q.w = p.w;
   q.xq = xq;
   q.xs = xs;

@@ -78,7 +78,7 @@ struct Avx2 {
 
 #include "linear_qp_tile.inc"
 
-extern const LinearQPKernels kLinearQPI8Avx2 = {linear_qp_run<Avx2>};
+extern const LinearQPKernels kLinearQPI8Avx2 = {linear_qp_run<Avx2>, nullptr};
 
 }  // namespace detail
 }  // namespace pocket

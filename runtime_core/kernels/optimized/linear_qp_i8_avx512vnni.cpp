@@ -69,11 +69,42 @@ struct Vnni {
   }
 };
 
+// LinearQPKernels::quantize_row, 16 values at a time (masked past the end): per block of
+// scale_cols values amax|x| by VMAXPS (a NaN loses, as in the scalar loop), the same scale and
+// inverse, then x · inv clamped (a NaN gives -127) and rounded to nearest even by the
+// conversion; the sums per span from the stored bytes.
+POCKET_TARGET void quantize_row(const float* x, int64_t k, int64_t scale_cols, int64_t span, int8_t* xq, float* sx,
+                                int32_t* xs) {
+  const auto mask = [](int64_t left) POCKET_TARGET {
+    return left >= 16 ? __mmask16(0xFFFF) : static_cast<__mmask16>((1u << left) - 1);
+  };
+  const __m512 lo = _mm512_set1_ps(-127.0f), hi = _mm512_set1_ps(127.0f);
+  for (int64_t b = 0; b < k; b += scale_cols) {
+    __m512 amax = _mm512_setzero_ps();
+    for (int64_t i = b; i < b + scale_cols; i += 16)
+      amax = _mm512_max_ps(_mm512_abs_ps(_mm512_maskz_loadu_ps(mask(b + scale_cols - i), x + i)), amax);
+    const float scale = _mm512_reduce_max_ps(amax) / 127.0f;
+    const __m512 inv = _mm512_set1_ps(scale > 0 ? 1.0f / scale : 0.0f);
+    sx[b / scale_cols] = scale;
+    for (int64_t i = b; i < b + scale_cols; i += 16) {
+      const __mmask16 m = mask(b + scale_cols - i);
+      const __m512 v = _mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_maskz_loadu_ps(m, x + i), inv), lo), hi);
+      _mm512_mask_cvtsepi32_storeu_epi8(xq + i, m, _mm512_cvtps_epi32(v));
+    }
+  }
+  for (int64_t s = 0; s < k; s += span) {
+    __m512i sum = _mm512_setzero_si512();
+    for (int64_t i = s; i < s + span; i += 16)
+      sum = _mm512_add_epi32(sum, _mm512_cvtepi8_epi32(_mm_maskz_loadu_epi8(mask(s + span - i), xq + i)));
+    xs[s / span] = _mm512_reduce_add_epi32(sum);
+  }
+}
+
 }  // namespace
 
 #include "linear_qp_tile.inc"
 
-extern const LinearQPKernels kLinearQPI8Avx512Vnni = {linear_qp_run<Vnni>};
+extern const LinearQPKernels kLinearQPI8Avx512Vnni = {linear_qp_run<Vnni>, quantize_row};
 
 }  // namespace detail
 }  // namespace pocket

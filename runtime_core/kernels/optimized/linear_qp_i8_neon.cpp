@@ -70,7 +70,7 @@ struct Neon {
 
 #include "linear_qp_tile.inc"
 
-extern const LinearQPKernels kLinearQPI8Neon = {linear_qp_run<Neon>};
+extern const LinearQPKernels kLinearQPI8Neon = {linear_qp_run<Neon>, nullptr};
 
 }  // namespace detail
 }  // namespace pocket

@@ -18,7 +18,7 @@ namespace detail {
 
 #include "linear_qp_tile.inc"
 
-extern const LinearQPKernels kLinearQPI8NeonDot = {linear_qp_run<NeonDot>};
+extern const LinearQPKernels kLinearQPI8NeonDot = {linear_qp_run<NeonDot>, nullptr};
 
 }  // namespace detail
 }  // namespace pocket

@@ -44,7 +44,7 @@ struct NeonI8mm : NeonDot {
 
 #include "linear_qp_tile.inc"
 
-extern const LinearQPKernels kLinearQPI8NeonI8mm = {linear_qp_run<NeonI8mm>};
+extern const LinearQPKernels kLinearQPI8NeonI8mm = {linear_qp_run<NeonI8mm>, nullptr};
 
 }  // namespace detail
 }  // namespace pocket

@@ -124,6 +124,11 @@ constexpr int qp_bits(int f) { return f == kQp4Sym || f == kQp4Asym ? 4 : 8; }
 struct LinearQPKernels {
   // y[:, 16·b0 : 16·b1) for all m rows.
   void (*run)(const LinearQPProblem& p, int64_t b0, int64_t b1);
+  // One row x of k floats quantized as quantize_activations does (quant_util.h), the values
+  // as int8: xq (k), sx (k / scale_cols scales), xs (k / span sums of xq). Null: the driver
+  // quantizes through the portable code.
+  void (*quantize_row)(const float* x, int64_t k, int64_t scale_cols, int64_t span, int8_t* xq, float* sx,
+                       int32_t* xs);
 };
 
 struct LinearQI8Kernels {
