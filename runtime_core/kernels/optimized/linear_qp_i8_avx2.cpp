@@ -74,11 +74,39 @@ struct Avx2 {
   }
 };
 
+// LinearQPKernels::quantize_row, 8 values at a time (scale_cols is a multiple of 8): as the
+// AVX-512 one (linear_qp_i8_avx512vnni.cpp), the int8 values by two saturating packs.
+POCKET_TARGET void quantize_row(const float* x, int64_t k, int64_t scale_cols, int64_t span, int8_t* xq, float* sx,
+                                int32_t* xs) {
+  const __m256 sign = _mm256_set1_ps(-0.0f), lo = _mm256_set1_ps(-127.0f), hi = _mm256_set1_ps(127.0f);
+  for (int64_t b = 0; b < k; b += scale_cols) {
+    __m256 amax = _mm256_setzero_ps();
+    for (int64_t i = b; i < b + scale_cols; i += 8) amax = _mm256_max_ps(_mm256_andnot_ps(sign, _mm256_loadu_ps(x + i)), amax);
+    __m128 m = _mm_max_ps(_mm256_castps256_ps128(amax), _mm256_extractf128_ps(amax, 1));
+    m = _mm_max_ps(m, _mm_movehl_ps(m, m));
+    m = _mm_max_ss(m, _mm_shuffle_ps(m, m, 1));
+    const float scale = _mm_cvtss_f32(m) / 127.0f;
+    const __m256 inv = _mm256_set1_ps(scale > 0 ? 1.0f / scale : 0.0f);
+    sx[b / scale_cols] = scale;
+    for (int64_t i = b; i < b + scale_cols; i += 8) {
+      const __m256 v = _mm256_min_ps(_mm256_max_ps(_mm256_mul_ps(_mm256_loadu_ps(x + i), inv), lo), hi);
+      const __m256i q = _mm256_cvtps_epi32(v);
+      const __m128i words = _mm_packs_epi32(_mm256_castsi256_si128(q), _mm256_extracti128_si256(q, 1));
+      _mm_storel_epi64(reinterpret_cast<__m128i*>(xq + i), _mm_packs_epi16(words, words));
+    }
+  }
+  for (int64_t s = 0; s < k; s += span) {
+    int32_t sum = 0;
+    for (int64_t i = s; i < s + span; ++i) sum += xq[i];
+    xs[s / span] = sum;
+  }
+}
+
 }  // namespace
 
 #include "linear_qp_tile.inc"
 
-extern const LinearQPKernels kLinearQPI8Avx2 = {linear_qp_run<Avx2>, nullptr};
+extern const LinearQPKernels kLinearQPI8Avx2 = {linear_qp_run<Avx2>, quantize_row};
 
 }  // namespace detail
 }  // namespace pocket

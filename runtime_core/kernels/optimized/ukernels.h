@@ -125,7 +125,8 @@ struct LinearQPKernels {
   // y[:, 16·b0 : 16·b1) for all m rows.
   void (*run)(const LinearQPProblem& p, int64_t b0, int64_t b1);
   // One row x of k floats quantized as quantize_activations does (quant_util.h), the values
-  // as int8: xq (k), sx (k / scale_cols scales), xs (k / span sums of xq). Null: the driver
+  // as int8: xq (k), sx (k / scale_cols scales), xs (k / span sums of xq); scale_cols and span
+  // divide k and are multiples of 8 (linear_q_packed's k and group size are). Null: the driver
   // quantizes through the portable code.
   void (*quantize_row)(const float* x, int64_t k, int64_t scale_cols, int64_t span, int8_t* xq, float* sx,
                        int32_t* xs);
