@@ -70,7 +70,33 @@ struct Neon {
 
 #include "linear_qp_tile.inc"
 
-extern const LinearQPKernels kLinearQPI8Neon = {linear_qp_run<Neon>, nullptr};
+// LinearQPKernels::quantize_row, 8 values at a time (scale_cols is a multiple of 8): as the
+// x86 ones, with FMAXNM / FMINNM (a NaN loses to the number: amax skips it, the clamp gives
+// -127), FCVTNS (nearest, ties to even) and saturating narrows.
+void linear_qp_quantize_row_neon(const float* x, int64_t k, int64_t scale_cols, int64_t span, int8_t* xq, float* sx,
+                                 int32_t* xs) {
+  const float32x4_t lo = vdupq_n_f32(-127.0f), hi = vdupq_n_f32(127.0f);
+  for (int64_t b = 0; b < k; b += scale_cols) {
+    float32x4_t amax = vdupq_n_f32(0.0f);
+    for (int64_t i = b; i < b + scale_cols; i += 4) amax = vmaxnmq_f32(vabsq_f32(vld1q_f32(x + i)), amax);
+    const float scale = vmaxnmvq_f32(amax) / 127.0f;
+    const float32x4_t inv = vdupq_n_f32(scale > 0 ? 1.0f / scale : 0.0f);
+    sx[b / scale_cols] = scale;
+    for (int64_t i = b; i < b + scale_cols; i += 8) {
+      const auto quantize = [&](const float* p) {
+        return vcvtnq_s32_f32(vminnmq_f32(vmaxnmq_f32(vmulq_f32(vld1q_f32(p), inv), lo), hi));
+      };
+      vst1_s8(xq + i, vqmovn_s16(vcombine_s16(vqmovn_s32(quantize(x + i)), vqmovn_s32(quantize(x + i + 4)))));
+    }
+  }
+  for (int64_t s = 0; s < k; s += span) {
+    int32_t sum = 0;
+    for (int64_t i = s; i < s + span; ++i) sum += xq[i];
+    xs[s / span] = sum;
+  }
+}
+
+extern const LinearQPKernels kLinearQPI8Neon = {linear_qp_run<Neon>, linear_qp_quantize_row_neon};
 
 }  // namespace detail
 }  // namespace pocket

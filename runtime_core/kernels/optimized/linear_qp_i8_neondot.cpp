@@ -18,7 +18,7 @@ namespace detail {
 
 #include "linear_qp_tile.inc"
 
-extern const LinearQPKernels kLinearQPI8NeonDot = {linear_qp_run<NeonDot>, nullptr};
+extern const LinearQPKernels kLinearQPI8NeonDot = {linear_qp_run<NeonDot>, linear_qp_quantize_row_neon};
 
 }  // namespace detail
 }  // namespace pocket

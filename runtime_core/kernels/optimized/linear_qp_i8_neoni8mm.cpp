@@ -44,7 +44,7 @@ struct NeonI8mm : NeonDot {
 
 #include "linear_qp_tile.inc"
 
-extern const LinearQPKernels kLinearQPI8NeonI8mm = {linear_qp_run<NeonI8mm>, nullptr};
+extern const LinearQPKernels kLinearQPI8NeonI8mm = {linear_qp_run<NeonI8mm>, linear_qp_quantize_row_neon};
 
 }  // namespace detail
 }  // namespace pocket

@@ -425,6 +425,9 @@ extern const LinearQI8Kernels kLinearQI8NeonDot;
 extern const LinearQI8Kernels kLinearQI8NeonI8mm;  // kLinearQI8NeonDot with the I8MM linear_qp tiles
 #endif
 extern const LinearQPKernels kLinearQPI8Neon;
+// LinearQPKernels::quantize_row in baseline NEON, for every arm64 linear_qp table.
+void linear_qp_quantize_row_neon(const float* x, int64_t k, int64_t scale_cols, int64_t span, int8_t* xq, float* sx,
+                                 int32_t* xs);
 extern const LinearQPKernels kLinearQPI8NeonDot;
 #if POCKET_HAVE_I8MM
 extern const LinearQPKernels kLinearQPI8NeonI8mm;
