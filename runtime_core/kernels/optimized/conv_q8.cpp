@@ -414,6 +414,68 @@ int64_t band_rows(const KernelContext& ctx, const ConvQ8Args& s) {
   return std::max<int64_t>(1, (h + std::max<int64_t>(bands, 1) - 1) / std::max<int64_t>(bands, 1));
 }
 
+// The bands of the channels-last depthwise drivers: `rows` output rows per band (band_rows),
+// unit u = batch item n's rows [oy0, oy1), which read the image's input rows [iy0, iy1);
+// `in_rows` bounds iy1 - iy0 over the units (a slice's buffer).
+struct DwBands {
+  int64_t rows = 0, per_item = 0, units = 0, in_rows = 0;
+  DwBands(const KernelContext& ctx, const ConvQ8Args& s) : rows(band_rows(ctx, s)) {
+    per_item = (s.out[0] + rows - 1) / rows;
+    units = s.batch * per_item;
+    in_rows = std::min(s.in[0], (rows - 1) * s.stride[0] + (s.k[0] - 1) * s.dil[0] + 1);
+  }
+};
+struct DwBand {
+  int64_t n, oy0, oy1, iy0, iy1;
+  DwBand(const ConvQ8Args& s, const DwBands& b, int64_t u)
+      : n(u / b.per_item), oy0(u % b.per_item * b.rows), oy1(std::min(s.out[0], oy0 + b.rows)) {
+    iy0 = std::max<int64_t>(0, oy0 * s.stride[0] - s.pad[0]);
+    iy1 = std::min(s.in[0], (oy1 - 1) * s.stride[0] - s.pad[0] + (s.k[0] - 1) * s.dil[0] + 1);
+  }
+};
+
+// The epilogue arrays of the channels-last depthwise drivers. An int8 y without residual is
+// requantized by the row function from the sums: q_mult, q_bias (c_pad, zeros past c). Else
+// finish_sums scales the sums: mult, bias (the channels' values repeated along an output row;
+// bias null without one) and, for an int8 y, a row of floats per slice (rows).
+struct DwEpilogue {
+  bool requantize_sums = false;
+  float* q_mult = nullptr;
+  float* q_bias = nullptr;
+  double* mult = nullptr;
+  float* bias = nullptr;
+  float* rows = nullptr;
+  Error make(KernelContext& ctx, const ConvQ8Args& s, const ConvQ8Kernels& k, int64_t c_pad, int64_t slices) {
+    const int64_t c = s.c_in, out_row = s.out[1] * c;
+    requantize_sums = s.y_q8 != nullptr && s.res == nullptr;
+    Error e = Error::Ok;
+    if (requantize_sums) {
+      e = temp_array(ctx, s.op, "output scales", c_pad, &q_mult);
+      if (e == Error::Ok) e = temp_array(ctx, s.op, "output biases", c_pad, &q_bias);
+      if (e != Error::Ok) return e;
+      k.out_params(s.w_scales, s.bias, c, s.x_scale, s.out_scale, q_mult, q_bias);
+      std::fill(q_mult + c, q_mult + c_pad, 0.0f);
+      std::fill(q_bias + c, q_bias + c_pad, 0.0f);
+      return Error::Ok;
+    }
+    e = temp_array(ctx, s.op, "channel scales", out_row, &mult);
+    if (e == Error::Ok && s.bias != nullptr) e = temp_array(ctx, s.op, "channel biases", out_row, &bias);
+    if (e == Error::Ok && s.y_q8 != nullptr) e = temp_array(ctx, s.op, "output rows", slices * out_row, &rows);
+    if (e != Error::Ok) return e;
+    for (int64_t i = 0; i < out_row; ++i) {  // each pixel repeats the channels
+      mult[i] = s.x_scale * static_cast<double>(s.w_scales[i % c]);
+      if (bias != nullptr) bias[i] = s.bias[i % c];
+    }
+    return Error::Ok;
+  }
+  // Output row `at` (out_row values) from the row function's sums in y (the fp32 path's y, or
+  // the slice's row of floats): see finish_sums.
+  float* sums_row(const ConvQ8Args& s, int64_t sl, int64_t at) const {
+    const int64_t out_row = s.out[1] * s.c_in;
+    return s.y_q8 != nullptr ? rows + sl * out_row : s.y + at;
+  }
+};
+
 // The depthwise weight (c, k_h, k_w) as DwConvQ8Row's quads: wq[(i · quads + q) · c_pad + ch]
 // holds taps 4q..4q+3 of kernel row i (0 past k_w and c), corr[ch] = pad_byte · Σ w (k.dw_sums).
 // Words built in registers and written once (every call does this: the file keeps the plain
@@ -451,46 +513,25 @@ void quad_weights(const ConvQ8Args& s, const ConvQ8Kernels& k, int64_t c_pad, in
 // tap the zero point), so the sums need no edge cases. The epilogue is the fp32 path's.
 Error run_depthwise_cl_q8(KernelContext& ctx, const ConvQ8Args& s, const ConvQ8Kernels& k) {
   const int64_t c = s.c_in, c_pad = round_up(c, k.dw_lanes), quads = (s.k[1] + 3) / 4;
-  const int64_t row_words = s.out[1] * quads * c_pad, out_row = s.out[1] * c, band = band_rows(ctx, s);
-  const int64_t bands = (s.out[0] + band - 1) / band, units = s.batch * bands;
-  const int64_t band_in = std::min(s.in[0], (band - 1) * s.stride[0] + (s.k[0] - 1) * s.dil[0] + 1);
-  const int64_t slices = slice_count(ctx, units, band * out_row * s.k_plane());
-  const bool requantize_sums = s.y_q8 != nullptr && s.res == nullptr;
-  uint32_t* expanded = nullptr;  // per slice: band_in rows, then the padding row
+  const int64_t row_words = s.out[1] * quads * c_pad, out_row = s.out[1] * c;
+  const DwBands bands(ctx, s);
+  const int64_t slices = slice_count(ctx, bands.units, bands.rows * out_row * s.k_plane());
+  uint32_t* expanded = nullptr;  // per slice: bands.in_rows rows, then the padding row
   uint32_t* wq = nullptr;        // the weight's quads, (k_h, quads, c_pad) words
   int32_t* corr = nullptr;
   int8_t* pad_pixel = nullptr;
-  float* q_mult = nullptr;
-  float* q_bias = nullptr;
-  double* mult = nullptr;  // without requantize_sums: rows of each pixel's c channels' values
-  float* bias = nullptr;
-  float* rows = nullptr;
-  Error e = temp_array(ctx, s.op, "expanded input rows", slices * (band_in + 1) * row_words, &expanded);
+  DwEpilogue ep;
+  Error e = temp_array(ctx, s.op, "expanded input rows", slices * (bands.in_rows + 1) * row_words, &expanded);
   if (e == Error::Ok) e = temp_array(ctx, s.op, "the weight in quads", s.k[0] * quads * c_pad, &wq);
   if (e == Error::Ok) e = temp_array(ctx, s.op, "channel corrections", c_pad, &corr);
   if (e == Error::Ok) e = temp_array(ctx, s.op, "a padding pixel", c, &pad_pixel);
-  if (e == Error::Ok && requantize_sums) e = temp_array(ctx, s.op, "output scales", c_pad, &q_mult);
-  if (e == Error::Ok && requantize_sums) e = temp_array(ctx, s.op, "output biases", c_pad, &q_bias);
-  if (e == Error::Ok && !requantize_sums) e = temp_array(ctx, s.op, "channel scales", out_row, &mult);
-  if (e == Error::Ok && !requantize_sums && s.bias != nullptr)
-    e = temp_array(ctx, s.op, "channel biases", out_row, &bias);
-  if (e == Error::Ok && s.y_q8 != nullptr && !requantize_sums)
-    e = temp_array(ctx, s.op, "output rows", slices * out_row, &rows);
+  if (e == Error::Ok) e = ep.make(ctx, s, k, c_pad, slices);
   if (e != Error::Ok) return e;
   quad_weights(s, k, c_pad, static_cast<int32_t>(s.zero_point) + k.byte_offset, wq, corr);
   std::fill(pad_pixel, pad_pixel + c, static_cast<int8_t>(s.zero_point));
-  if (requantize_sums) {
-    k.out_params(s.w_scales, s.bias, c, s.x_scale, s.out_scale, q_mult, q_bias);
-    std::fill(q_mult + c, q_mult + c_pad, 0.0f);
-    std::fill(q_bias + c, q_bias + c_pad, 0.0f);
-  }
-  for (int64_t i = 0; !requantize_sums && i < out_row; ++i) {  // each pixel repeats the channels
-    mult[i] = s.x_scale * static_cast<double>(s.w_scales[i % c]);
-    if (bias != nullptr) bias[i] = s.bias[i % c];
-  }
-  parallel_slices(ctx, units, slices, [&](int64_t sl, int64_t u0, int64_t u1) {
-    uint32_t* buf = expanded + sl * (band_in + 1) * row_words;
-    uint32_t* pad_row = buf + band_in * row_words;
+  parallel_slices(ctx, bands.units, slices, [&](int64_t sl, int64_t u0, int64_t u1) {
+    uint32_t* buf = expanded + sl * (bands.in_rows + 1) * row_words;
+    uint32_t* pad_row = buf + bands.in_rows * row_words;
     DwConvQ8Expand x;
     x.pad_pixel = pad_pixel;
     x.c = c;
@@ -518,35 +559,33 @@ Error run_depthwise_cl_q8(KernelContext& ctx, const ConvQ8Args& s, const ConvQ8K
     r.out_w = s.out[1];
     r.quads = quads;
     r.k_h = s.k[0];
-    r.q_mult = q_mult;
-    r.q_bias = q_bias;
+    r.q_mult = ep.q_mult;
+    r.q_bias = ep.q_bias;
     r.lo = static_cast<float>(s.q_lo - s.out_zero_point);
     r.hi = static_cast<float>(s.q_hi - s.out_zero_point);
     r.q_zp = s.out_zero_point;
     for (int64_t u = u0; u < u1; ++u) {
-      const int64_t n = u / bands, oy0 = u % bands * band, oy1 = std::min(s.out[0], oy0 + band);
-      const int64_t iy0 = std::max<int64_t>(0, oy0 * s.stride[0] - s.pad[0]);
-      const int64_t iy1 = std::min(s.in[0], (oy1 - 1) * s.stride[0] - s.pad[0] + (s.k[0] - 1) * s.dil[0] + 1);
-      for (int64_t iy = iy0; iy < iy1; ++iy) {
-        x.x = s.x_q8 + (n * s.in[0] + iy) * s.in[1] * c;
-        x.out = buf + (iy - iy0) * row_words;
+      const DwBand b(s, bands, u);
+      for (int64_t iy = b.iy0; iy < b.iy1; ++iy) {
+        x.x = s.x_q8 + (b.n * s.in[0] + iy) * s.in[1] * c;
+        x.out = buf + (iy - b.iy0) * row_words;
         k.dw_expand(x);
       }
-      for (int64_t oy = oy0; oy < oy1; ++oy) {
+      for (int64_t oy = b.oy0; oy < b.oy1; ++oy) {
         for (int64_t i = 0; i < s.k[0]; ++i) {
           const int64_t iy = oy * s.stride[0] - s.pad[0] + i * s.dil[0];
-          kernel_rows[i] = iy >= iy0 && iy < iy1 ? buf + (iy - iy0) * row_words : pad_row;
+          kernel_rows[i] = iy >= b.iy0 && iy < b.iy1 ? buf + (iy - b.iy0) * row_words : pad_row;
         }
-        const int64_t at = (n * s.out[0] + oy) * out_row;
-        if (requantize_sums) {
+        const int64_t at = (b.n * s.out[0] + oy) * out_row;
+        if (ep.requantize_sums) {
           r.y_q8 = s.y_q8 + at;
           k.dw_row(r);
           continue;
         }
         r.y_q8 = nullptr;
-        r.y = s.y_q8 != nullptr ? rows + sl * out_row : s.y + at;
+        r.y = ep.sums_row(s, sl, at);
         k.dw_row(r);
-        finish_sums(s, k, mult, bias, at, out_row, r.y);
+        finish_sums(s, k, ep.mult, ep.bias, at, out_row, r.y);
       }
     }
   });
@@ -556,83 +595,56 @@ Error run_depthwise_cl_q8(KernelContext& ctx, const ConvQ8Args& s, const ConvQ8K
 Error run_depthwise_cl(KernelContext& ctx, const ConvQ8Args& s, const ConvQ8Kernels& k, const ConvF32Kernels& f) {
   if (k.dw_row != nullptr && s.x_q8 != nullptr) return run_depthwise_cl_q8(ctx, s, k);
   const int64_t c = s.c_in, taps = s.k_plane(), in_row = s.in[1] * c, out_row = s.out[1] * c;
-  const int64_t band = band_rows(ctx, s), bands = (s.out[0] + band - 1) / band, units = s.batch * bands;
-  const int64_t band_in = std::min(s.in[0], (band - 1) * s.stride[0] + (s.k[0] - 1) * s.dil[0] + 1);
-  const int64_t slices = slice_count(ctx, units, band * out_row * taps);
+  const DwBands bands(ctx, s);
+  const int64_t slices = slice_count(ctx, bands.units, bands.rows * out_row * taps);
   float* xf = nullptr;
   float* wf = nullptr;
   float* zeros = nullptr;
-  double* mult = nullptr;  // rows: per output pixel, its c channels' values
-  float* bias = nullptr;
-  float* rows = nullptr;
-  float* q_mult = nullptr;  // c, padded with zeros to whole vectors (the row function reads them)
-  float* q_bias = nullptr;
-  const bool requantize_sums = s.y_q8 != nullptr && s.res == nullptr;
-  const int64_t c_pad = round_up(c, kMaxNr);
-  Error e = temp_array(ctx, s.op, "quantized input rows", slices * band_in * in_row, &xf);
-  if (e == Error::Ok && s.y_q8 != nullptr && !requantize_sums)
-    e = temp_array(ctx, s.op, "output rows", slices * out_row, &rows);
-  if (e == Error::Ok && requantize_sums) e = temp_array(ctx, s.op, "output scales", c_pad, &q_mult);
-  if (e == Error::Ok && requantize_sums) e = temp_array(ctx, s.op, "output biases", c_pad, &q_bias);
+  DwEpilogue ep;  // q_mult and q_bias padded to whole vectors (the row function reads them)
+  Error e = temp_array(ctx, s.op, "quantized input rows", slices * bands.in_rows * in_row, &xf);
   if (e == Error::Ok) e = temp_array(ctx, s.op, "the weight as floats", taps * c, &wf);
   if (e == Error::Ok) e = temp_array(ctx, s.op, "a zero bias", c, &zeros);
-  if (e == Error::Ok) e = temp_array(ctx, s.op, "channel scales", out_row, &mult);
-  if (e == Error::Ok && s.bias != nullptr) e = temp_array(ctx, s.op, "channel biases", out_row, &bias);
+  if (e == Error::Ok) e = ep.make(ctx, s, k, round_up(c, kMaxNr), slices);
   if (e != Error::Ok) return e;
   for (int64_t ch = 0; ch < c; ++ch) {
     for (int64_t t = 0; t < taps; ++t) wf[t * c + ch] = static_cast<float>(s.w[ch * taps + t]);
     zeros[ch] = 0.0f;
-    mult[ch] = s.x_scale * static_cast<double>(s.w_scales[ch]);
-    if (bias != nullptr) bias[ch] = s.bias[ch];
-  }
-  for (int64_t i = c; i < out_row; ++i) {  // the rest of the row repeats the first pixel
-    mult[i] = mult[i - c];
-    if (bias != nullptr) bias[i] = bias[i - c];
-  }
-  if (requantize_sums) {
-    k.out_params(s.w_scales, s.bias, c, s.x_scale, s.out_scale, q_mult, q_bias);
-    std::fill(q_mult + c, q_mult + c_pad, 0.0f);
-    std::fill(q_bias + c, q_bias + c_pad, 0.0f);
   }
   const InputQuant q = input_quant(s, k);
-  const float q_lo = static_cast<float>(s.q_lo - s.out_zero_point), q_hi = static_cast<float>(s.q_hi - s.out_zero_point);
-  parallel_slices(ctx, units, slices, [&](int64_t sl, int64_t u0, int64_t u1) {
-    float* buf = xf + sl * band_in * in_row;
+  parallel_slices(ctx, bands.units, slices, [&](int64_t sl, int64_t u0, int64_t u1) {
+    float* buf = xf + sl * bands.in_rows * in_row;
     DwConvF32Row r;
     set_window(s, c, &r);  // in_h and pad[0] are the band's, below
     r.w = wf;
     r.bias = zeros;
     r.x = buf;
-    if (requantize_sums) {
-      r.q_mult = q_mult;
-      r.q_bias = q_bias;
+    if (ep.requantize_sums) {
+      r.q_mult = ep.q_mult;
+      r.q_bias = ep.q_bias;
       r.q_zp = s.out_zero_point;
-      r.lo = q_lo;
-      r.hi = q_hi;
+      r.lo = static_cast<float>(s.q_lo - s.out_zero_point);
+      r.hi = static_cast<float>(s.q_hi - s.out_zero_point);
     }
     for (int64_t u = u0; u < u1; ++u) {
-      const int64_t n = u / bands, oy0 = u % bands * band, oy1 = std::min(s.out[0], oy0 + band);
-      // the input rows the band reads: [iy0, iy1) inside the image
-      const int64_t iy0 = std::max<int64_t>(0, oy0 * s.stride[0] - s.pad[0]);
-      const int64_t iy1 = std::min(s.in[0], (oy1 - 1) * s.stride[0] - s.pad[0] + (s.k[0] - 1) * s.dil[0] + 1);
-      const int64_t first = (n * s.in[0] + iy0) * in_row, count = std::max<int64_t>(0, iy1 - iy0) * in_row;
+      const DwBand b(s, bands, u);
+      const int64_t first = (b.n * s.in[0] + b.iy0) * in_row, count = std::max<int64_t>(0, b.iy1 - b.iy0) * in_row;
       if (s.x_q8 != nullptr)
         k.int8_floats(s.x_q8 + first, count, static_cast<int32_t>(s.zero_point), buf);
       else if (count > 0)
         k.quantize_floats(s.x + first, count, q.scale, q.lo, q.hi, buf);
-      r.in_h = std::max<int64_t>(0, iy1 - iy0);
-      r.pad[0] = s.pad[0] + iy0;  // row iy of the image is row iy - iy0 of buf
-      for (int64_t oy = oy0; oy < oy1; ++oy) {
-        const int64_t at = (n * s.out[0] + oy) * out_row;
+      r.in_h = std::max<int64_t>(0, b.iy1 - b.iy0);
+      r.pad[0] = s.pad[0] + b.iy0;  // row iy of the image is row iy - iy0 of buf
+      for (int64_t oy = b.oy0; oy < b.oy1; ++oy) {
+        const int64_t at = (b.n * s.out[0] + oy) * out_row;
         r.oy = oy;
-        if (requantize_sums) {
+        if (ep.requantize_sums) {
           r.y_q8 = s.y_q8 + at;
           f.dw_row(r);
           continue;
         }
-        r.y = s.y_q8 != nullptr ? rows + sl * out_row : s.y + at;
+        r.y = ep.sums_row(s, sl, at);
         f.dw_row(r);
-        finish_sums(s, k, mult, bias, at, out_row, r.y);
+        finish_sums(s, k, ep.mult, ep.bias, at, out_row, r.y);
       }
     }
   });
