@@ -26,7 +26,7 @@ Error sdpa_with(KernelContext& ctx, Value** args, SdpaRowFn row, WidenHalfFn wid
       sdpa_kv_head(a, b, h, widen, kv ? kv + s * 2 * len * a.D : nullptr, &widened, &kh, &vh);
       for (int64_t t = 0; t < a.T; ++t)
         row(a.q + (i * a.T + t) * a.D, kh, vh, a.start + t + 1, a.D, a.scale, scores + s * len,
-            a.out + (i * a.T + t) * a.D);
+            a.out + (i * a.T + t) * a.D, t == 0);
     }
   });
   return Error::Ok;

@@ -34,14 +34,16 @@ POCKET_TARGET float dot(const float* a, const float* b, int64_t d) {
 }
 
 POCKET_TARGET void sdpa_row(const float* q, const float* k, const float* v, int64_t len, int64_t d, float scale,
-                            float* scores, float* o) {
+                            float* scores, float* o, bool fetch_v) {
   float max = -INFINITY;
   for (int64_t j = 0; j < len; ++j) {
-    // V row j, read after the scores, is fetched meanwhile: in a decode step the caches come
-    // from memory (the weights streamed through the caches since), and two streams in flight
-    // measured faster than K's alone (stories110M at position ~160: sdpa 1.0 -> 0.7 ms per
-    // token; prefetching K rows ahead as well measured slower).
-    for (int64_t b = 0; b < d; b += 16) _mm_prefetch(reinterpret_cast<const char*>(v + j * d + b), _MM_HINT_T0);
+    // V row j, read after the scores, is fetched meanwhile on a head's first row: in a decode
+    // step the caches come from memory (the weights streamed through the caches since), and
+    // two streams in flight measured faster than K's alone (stories110M at position ~160: sdpa
+    // 1.0 -> 0.7 ms per token; prefetching K rows ahead as well measured slower). The later
+    // rows of a prompt find V in cache (prefetching there cost 17-29%).
+    for (int64_t b = 0; fetch_v && b < d; b += 16)
+      _mm_prefetch(reinterpret_cast<const char*>(v + j * d + b), _MM_HINT_T0);
     scores[j] = dot(q, k + j * d, d) * scale;
     max = scores[j] > max ? scores[j] : max;
   }

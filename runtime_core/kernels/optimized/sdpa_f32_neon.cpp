@@ -31,7 +31,7 @@ float dot(const float* a, const float* b, int64_t d) {
 }
 
 void sdpa_row(const float* q, const float* k, const float* v, int64_t len, int64_t d, float scale, float* scores,
-              float* o) {
+              float* o, bool /*fetch_v: not measured on arm64 hardware*/) {
   float max = -INFINITY;
   for (int64_t j = 0; j < len; ++j) {
     scores[j] = dot(q, k + j * d, d) * scale;

@@ -347,9 +347,10 @@ void set_window(const Args& a, int64_t c, Row* r) {
 // ---- pocket::sdpa (sdpa_f32_<isa>.cpp)
 
 // One query row over len cached positions: o (d) = softmax(scale · K q) · V, with K, V
-// (len, d) rows d floats apart. `scores` holds len floats.
+// (len, d) rows d floats apart. `scores` holds len floats. fetch_v: the first row of a head
+// (V likely not in cache yet; the row function may prefetch it while it reads K).
 using SdpaRowFn = void (*)(const float* q, const float* k, const float* v, int64_t len, int64_t d, float scale,
-                           float* scores, float* o);
+                           float* scores, float* o, bool fetch_v);
 // Float16 KV caches: WidenHalfFn (parts.h) of the same files, kWidenHalf<Isa>.
 
 // ---- pocket::rms_norm, rope, swiglu (llm_f32_<isa>.cpp): the row/range functions of
