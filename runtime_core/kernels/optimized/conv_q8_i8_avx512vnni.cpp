@@ -95,8 +95,11 @@ struct Vnni {
       const auto pixels = [&](int64_t first, int count) POCKET_TARGET {  // lanes 0..count-1
         const int8_t* x = a + i + first * px;
         if (whole && px == 16 && count == 4) return _mm512_xor_si512(_mm512_loadu_si512(x), flip);
+        // the lane of an insert is an immediate: written out (a loop folds only when optimized)
         __m512i v = _mm512_castsi128_si512(_mm_maskz_loadu_epi8(m, x));
-        for (int l = 1; l < count; ++l) v = _mm512_inserti32x4(v, _mm_maskz_loadu_epi8(m, x + l * px), l);
+        if (count > 1) v = _mm512_inserti32x4(v, _mm_maskz_loadu_epi8(m, x + px), 1);
+        if (count > 2) v = _mm512_inserti32x4(v, _mm_maskz_loadu_epi8(m, x + 2 * px), 2);
+        if (count > 3) v = _mm512_inserti32x4(v, _mm_maskz_loadu_epi8(m, x + 3 * px), 3);
         return _mm512_xor_si512(v, flip);
       };
       __m512i window[4];
