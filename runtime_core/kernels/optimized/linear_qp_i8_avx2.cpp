@@ -81,7 +81,8 @@ POCKET_TARGET void quantize_row(const float* x, int64_t k, int64_t scale_cols, i
   const __m256 sign = _mm256_set1_ps(-0.0f), lo = _mm256_set1_ps(-127.0f), hi = _mm256_set1_ps(127.0f);
   for (int64_t b = 0; b < k; b += scale_cols) {
     __m256 amax = _mm256_setzero_ps();
-    for (int64_t i = b; i < b + scale_cols; i += 8) amax = _mm256_max_ps(_mm256_andnot_ps(sign, _mm256_loadu_ps(x + i)), amax);
+    for (int64_t i = b; i < b + scale_cols; i += 8)
+      amax = _mm256_max_ps(_mm256_andnot_ps(sign, _mm256_loadu_ps(x + i)), amax);
     __m128 m = _mm_max_ps(_mm256_castps256_ps128(amax), _mm256_extractf128_ps(amax, 1));
     m = _mm_max_ps(m, _mm_movehl_ps(m, m));
     m = _mm_max_ss(m, _mm_shuffle_ps(m, m, 1));
