@@ -106,10 +106,8 @@ void channel_params(const Plan& p, const int8_t* w, int64_t g, const ChannelPara
   }
   if (c.q_mult == nullptr) return;
   const int64_t c0 = g * p.cout_g;
-  p.k.out_params(s.w_scales + c0, s.bias != nullptr ? s.bias + c0 : nullptr, p.cout_g, s.x_scale, s.out_scale,
-                 c.q_mult + at, c.q_bias + at);
-  std::fill(c.q_mult + at + p.cout_g, c.q_mult + at + p.cout_pad, 0.0f);
-  std::fill(c.q_bias + at + p.cout_g, c.q_bias + at + p.cout_pad, 0.0f);
+  p.k.out_params(s.w_scales + c0, s.bias != nullptr ? s.bias + c0 : nullptr, p.cout_g, p.cout_pad, s.x_scale,
+                 s.out_scale, c.q_mult + at, c.q_bias + at);
 }
 
 // Weight blocks [b0, b1) (block = group * blocks + block of the group) of conv2d_q8's OIHW
@@ -453,9 +451,7 @@ struct DwEpilogue {
       e = temp_array(ctx, s.op, "output scales", c_pad, &q_mult);
       if (e == Error::Ok) e = temp_array(ctx, s.op, "output biases", c_pad, &q_bias);
       if (e != Error::Ok) return e;
-      k.out_params(s.w_scales, s.bias, c, s.x_scale, s.out_scale, q_mult, q_bias);
-      std::fill(q_mult + c, q_mult + c_pad, 0.0f);
-      std::fill(q_bias + c, q_bias + c_pad, 0.0f);
+      k.out_params(s.w_scales, s.bias, c, c_pad, s.x_scale, s.out_scale, q_mult, q_bias);
       return Error::Ok;
     }
     e = temp_array(ctx, s.op, "channel scales", out_row, &mult);
@@ -498,9 +494,9 @@ void quad_weights(const ConvQ8Args& s, const ConvQ8Kernels& k, int64_t c_pad, in
         std::memcpy(&word, tap, 4);
         out[ch] = word & mask;
       }
-      uint32_t last = 0;
-      for (int64_t b = 0; c > 0 && b < n; ++b) last |= static_cast<uint32_t>(static_cast<uint8_t>(tap[b])) << (8 * b);
-      if (c > 0) out[c - 1] = last;
+      uint32_t last = 0;  // c >= 1: depthwise, c = groups
+      for (int64_t b = 0; b < n; ++b) last |= static_cast<uint32_t>(static_cast<uint8_t>(tap[b])) << (8 * b);
+      out[c - 1] = last;
       std::fill(out + c, out + c_pad, 0u);
     }
   k.dw_sums(wq, k_h * quads, c_pad, corr);

@@ -250,9 +250,9 @@ struct ConvQ8Kernels {
   // xq's), adding byte_offset as they broadcast; fn null (the i16 variants): none.
   ConvQ8TileFn narrow_raw, wide_raw;
   // q_mult[i] = conv_q8_out_mult, q_bias[i] = conv_q8_out_bias (0 without bias) of n channels
-  // whose w_scales and bias (may be null) start at channel 0.
-  void (*out_params)(const float* w_scales, const float* bias, int64_t n, double x_scale, double out_scale,
-                     float* q_mult, float* q_bias);
+  // whose w_scales and bias (may be null) start at channel 0; zeros in [n, n_pad).
+  void (*out_params)(const float* w_scales, const float* bias, int64_t n, int64_t n_pad, double x_scale,
+                     double out_scale, float* q_mult, float* q_bias);
   // Σ w per channel of DwConvQ8Row's weight (rows = k_h · quads rows of c_pad words); with
   // dw_row, else null.
   void (*dw_sums)(const uint32_t* wq, int64_t rows, int64_t c_pad, int32_t* sums);

@@ -146,11 +146,19 @@ inline int8_t conv_q8_requantize_sum(float acc, float mult, float bias, float lo
   v = v < hi ? v : hi;
   return static_cast<int8_t>(static_cast<int32_t>(round_half_even_small(v)) + zp);
 }
+// q_mult and q_bias of conv_q8_requantize_sum for a channel (one definition: the optimized
+// kernels' ConvQ8Kernels::out_params computes them with the same functions, in vectors).
+inline float conv_q8_out_mult_of(double x_scale, float w_scale, double out_scale) {
+  return static_cast<float>(x_scale * static_cast<double>(w_scale) / out_scale);
+}
+inline float conv_q8_out_bias_of(float bias, double out_scale) {
+  return static_cast<float>(static_cast<double>(bias) / out_scale);
+}
 inline float conv_q8_out_mult(const ConvQ8Args& s, int64_t c) {
-  return static_cast<float>(s.x_scale * static_cast<double>(s.w_scales[c]) / s.out_scale);
+  return conv_q8_out_mult_of(s.x_scale, s.w_scales[c], s.out_scale);
 }
 inline float conv_q8_out_bias(const ConvQ8Args& s, int64_t c) {
-  return s.bias != nullptr ? static_cast<float>(static_cast<double>(s.bias[c]) / s.out_scale) : 0.0f;
+  return s.bias != nullptr ? conv_q8_out_bias_of(s.bias[c], s.out_scale) : 0.0f;
 }
 // torch.clamp(y, lo, hi) = min(max(y, lo), hi), NaN kept: the packed op's output clamp.
 inline float conv_q8_clamp(float y, float lo, float hi) {
