@@ -28,9 +28,10 @@ from pocket.exporter.quant.ops import (pack_conv_weight, pack_linear_weight, qua
 torch.manual_seed(0)
 
 FORMATS = [(4, True), (4, False), (8, True), (8, False)]  # (bits, symmetric)
-# (act_mode, group_size, K): odd group counts and K that are not multiples of 8/16/32/64.
+# (act_mode, group_size, K): odd group counts and K that are not multiples of 8/16/32/64; for
+# fp32 activations also the optimized gemv's runs of x (16, 32 + 16, four of 32 per group).
 MODES = [
-    (0, 2, 14), (0, 6, 30), (0, 10, 50), (0, 32, 96),
+    (0, 2, 14), (0, 6, 30), (0, 10, 50), (0, 32, 96), (0, 16, 48), (0, 48, 144), (0, 128, 256),
     (1, 2, 14), (1, 6, 30), (1, 10, 50), (1, 32, 96),
     (2, 32, 32), (2, 32, 96), (2, 64, 192),
 ]

@@ -19,19 +19,18 @@ namespace {
 #include "avx2_helpers.inc"
 
 // The 16 quantized values of columns [col, col + 16) of `row` as int32 in two vectors: for
-// 4-bit, the even columns then the odd ones; for 8-bit, in order.
+// 4-bit, the even columns then the odd ones (the 8 bytes widened once, then masked and
+// shifted); for 8-bit, in order.
 template <int F>
 POCKET_TARGET inline void load_q(const uint8_t* row, int64_t col, __m256i* lo, __m256i* hi) {
   if constexpr (qp_bits(F) == 4) {
-    const __m128i bytes = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(row + col / 2));
-    const __m128i nib = _mm_set1_epi8(0x0F);
-    __m128i l = _mm_and_si128(bytes, nib), h = _mm_and_si128(_mm_srli_epi16(bytes, 4), nib);
+    const __m256i b = _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(row + col / 2)));
+    *lo = _mm256_and_si256(b, _mm256_set1_epi32(0x0F));
+    *hi = _mm256_srli_epi32(b, 4);
     if constexpr (F == kQp4Sym) {
-      l = _mm_sub_epi8(l, _mm_set1_epi8(8));
-      h = _mm_sub_epi8(h, _mm_set1_epi8(8));
+      *lo = _mm256_sub_epi32(*lo, _mm256_set1_epi32(8));
+      *hi = _mm256_sub_epi32(*hi, _mm256_set1_epi32(8));
     }
-    *lo = _mm256_cvtepi8_epi32(l);
-    *hi = _mm256_cvtepi8_epi32(h);
   } else {
     const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(row + col));
     if constexpr (F == kQp8Sym) {
@@ -53,23 +52,30 @@ POCKET_TARGET inline __m256 dequant(__m256i q, __m256 s, __m256 mn) {
 
 struct Avx2 {
   using V = __m256;
-  static constexpr int kParts = 2, kNr2 = 2;
+  static constexpr int kParts = 2, kCols = 16, kNr2 = 2;
+  struct Deq {
+    __m256 s, mn;
+  };
   POCKET_TARGET static V zero() { return _mm256_setzero_ps(); }
-  POCKET_TARGET static V set1(float v) { return _mm256_set1_ps(v); }
   POCKET_TARGET static V load(const float* p) { return _mm256_loadu_ps(p); }
+  POCKET_TARGET static V add(V a, V b) { return _mm256_add_ps(a, b); }
   POCKET_TARGET static V fmadd(V a, V b, V c) { return _mm256_fmadd_ps(a, b, c); }
   POCKET_TARGET static float sum(V v) { return hsum(v); }
   template <int F>
-  POCKET_TARGET static void weights(const uint8_t* row, int64_t col, V s, V mn, V* out) {
-    __m256i ql, qh;
-    load_q<F>(row, col, &ql, &qh);
-    out[0] = dequant<F>(ql, s, mn);
-    out[1] = dequant<F>(qh, s, mn);
+  POCKET_TARGET static Deq deq(float s, float mn) {
+    return {_mm256_set1_ps(s), _mm256_set1_ps(mn)};
   }
   template <int F>
-  POCKET_TARGET static void store_row(const uint8_t* row, int64_t col, V s, V mn, float* o) {
+  POCKET_TARGET static void weights(const uint8_t* row, int64_t col, const Deq& d, V* out) {
+    __m256i ql, qh;
+    load_q<F>(row, col, &ql, &qh);
+    out[0] = dequant<F>(ql, d.s, d.mn);
+    out[1] = dequant<F>(qh, d.s, d.mn);
+  }
+  template <int F>
+  POCKET_TARGET static void store_row(const uint8_t* row, int64_t col, const Deq& d, float* o) {
     V v[2];
-    weights<F>(row, col, s, mn, v);
+    weights<F>(row, col, d, v);
     if constexpr (qp_bits(F) == 4) {  // even/odd columns back into order
       const __m256 a = _mm256_unpacklo_ps(v[0], v[1]), b = _mm256_unpackhi_ps(v[0], v[1]);
       v[0] = _mm256_permute2f128_ps(a, b, 0x20);

@@ -1,6 +1,8 @@
-// pocket::linear_q with float32 activations (act_mode 0), AVX-512 F (x86-64): 16 columns of
-// a weight row (4-bit: 8 bytes, low nibbles then high nibbles, matching the permuted x)
-// dequantized into one vector. Gemv and dequantize loops: linear_q_f32_tile.inc.
+// pocket::linear_q with float32 activations (act_mode 0), AVX-512 F (x86-64): 32 columns of
+// a weight row per step. 4-bit weights are looked up (VPERMPS) in a table of the group's 16
+// dequantized values, built once per group and row: the reference's float32 weights at one
+// permute each, where converting and scaling took four operations. Gemv and dequantize loops:
+// linear_q_f32_tile.inc.
 #if defined(__x86_64__)
 
 // GCC 12's AVX-512 intrinsics start from _mm512_undefined_*(), which -Wuninitialized
@@ -20,38 +22,36 @@ namespace detail {
 
 #include "quant_scales.inc"
 
+
+
 namespace {
 
-// The 16 quantized values of columns [col, col + 16) of `row` as int8: 4-bit in natural
-// column order when `kInterleaved`, else the even columns then the odd ones.
-template <int F, bool kInterleaved>
-POCKET_TARGET inline __m128i load_q8(const uint8_t* row, int64_t col) {
-  if constexpr (qp_bits(F) == 4) {
-    const __m128i bytes = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(row + col / 2));
-    const __m128i nib = _mm_set1_epi8(0x0F);
-    const __m128i l = _mm_and_si128(bytes, nib), h = _mm_and_si128(_mm_srli_epi16(bytes, 4), nib);
-    __m128i q = kInterleaved ? _mm_unpacklo_epi8(l, h) : _mm_unpacklo_epi64(l, h);
-    if constexpr (F == kQp4Sym) q = _mm_sub_epi8(q, _mm_set1_epi8(8));
-    return q;
-  } else {
-    return _mm_loadu_si128(reinterpret_cast<const __m128i*>(row + col));
-  }
-}
-
+// 16 8-bit values from p dequantized: q * s, then + mn when asymmetric.
 template <int F>
-POCKET_TARGET inline __m512 dequant(__m128i q8, __m512 s, __m512 mn) {
-  const __m512i q = F == kQp8Asym ? _mm512_cvtepu8_epi32(q8) : _mm512_cvtepi8_epi32(q8);
+POCKET_TARGET inline __m512 dequant8(const uint8_t* p, __m512 s, __m512 mn) {
+  const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+  const __m512i q = F == kQp8Asym ? _mm512_cvtepu8_epi32(b) : _mm512_cvtepi8_epi32(b);
   const __m512 w = _mm512_mul_ps(_mm512_cvtepi32_ps(q), s);
   if constexpr (qp_asym(F)) return _mm512_add_ps(w, mn);
   return w;
 }
 
+// 16 bytes of nibbles, one per int32 lane (low 4 bits) and the whole table of a group's 16
+// 4-bit values: VPERMPS reads the low 4 bits of each index lane, so no mask is needed.
+POCKET_TARGET inline __m512 lookup(__m128i nibbles, __m512 table) {
+  return _mm512_permutexvar_ps(_mm512_cvtepu8_epi32(nibbles), table);
+}
+
 struct Avx512 {
   using V = __m512;
-  static constexpr int kParts = 1, kNr2 = 4;
+  static constexpr int kParts = 1, kCols = 32, kNr2 = 4;
+  // 4-bit: a = the group's 16 dequantized values by nibble (q * s, + mn); 8-bit: a = s, b = mn.
+  struct Deq {
+    __m512 a, b;
+  };
   POCKET_TARGET static V zero() { return _mm512_setzero_ps(); }
-  POCKET_TARGET static V set1(float v) { return _mm512_set1_ps(v); }
   POCKET_TARGET static V load(const float* p) { return _mm512_loadu_ps(p); }
+  POCKET_TARGET static V add(V a, V b) { return _mm512_add_ps(a, b); }
   POCKET_TARGET static V fmadd(V a, V b, V c) { return _mm512_fmadd_ps(a, b, c); }
   POCKET_TARGET static float sum(V v) {
     const __m256 h =
@@ -62,12 +62,45 @@ struct Avx512 {
     return _mm_cvtss_f32(s);
   }
   template <int F>
-  POCKET_TARGET static void weights(const uint8_t* row, int64_t col, V s, V mn, V* out) {
-    out[0] = dequant<F>(load_q8<F, false>(row, col), s, mn);
+  POCKET_TARGET static Deq deq(float s, float mn) {
+    const __m512 vs = _mm512_set1_ps(s), vm = _mm512_set1_ps(mn);
+    if constexpr (qp_bits(F) == 4) {
+      const __m512 q = F == kQp4Sym ? _mm512_setr_ps(-8, -7, -6, -5, -4, -3, -2, -1, 0, 1, 2, 3, 4, 5, 6, 7)
+                                    : _mm512_setr_ps(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+      const __m512 t = _mm512_mul_ps(q, vs);
+      return {qp_asym(F) ? _mm512_add_ps(t, vm) : t, vm};
+    }
+    return {vs, vm};
+  }
+  // 32 columns: 4-bit, 16 bytes whose low nibbles are the even columns, high nibbles the odd.
+  template <int F>
+  POCKET_TARGET static void weights(const uint8_t* row, int64_t col, const Deq& d, V* out) {
+    if constexpr (qp_bits(F) == 4) {
+      const __m512i b = _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(row + col / 2)));
+      out[0] = _mm512_permutexvar_ps(b, d.a);
+      out[1] = _mm512_permutexvar_ps(_mm512_srli_epi32(b, 4), d.a);
+    } else {
+      out[0] = dequant8<F>(row + col, d.a, d.b);
+      out[1] = dequant8<F>(row + col + 16, d.a, d.b);
+    }
   }
   template <int F>
-  POCKET_TARGET static void store_row(const uint8_t* row, int64_t col, V s, V mn, float* o) {
-    _mm512_storeu_ps(o, dequant<F>(load_q8<F, true>(row, col), s, mn));
+  POCKET_TARGET static void weights16(const uint8_t* row, int64_t col, const Deq& d, V* out) {
+    if constexpr (qp_bits(F) == 4) {
+      const __m128i b = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(row + col / 2));
+      out[0] = lookup(_mm_unpacklo_epi64(b, _mm_srli_epi16(b, 4)), d.a);
+    } else {
+      out[0] = dequant8<F>(row + col, d.a, d.b);
+    }
+  }
+  template <int F>
+  POCKET_TARGET static void store_row(const uint8_t* row, int64_t col, const Deq& d, float* o) {
+    if constexpr (qp_bits(F) == 4) {
+      const __m128i b = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(row + col / 2));
+      _mm512_storeu_ps(o, lookup(_mm_unpacklo_epi8(b, _mm_srli_epi16(b, 4)), d.a));
+    } else {
+      _mm512_storeu_ps(o, dequant8<F>(row + col, d.a, d.b));
+    }
   }
 };
 

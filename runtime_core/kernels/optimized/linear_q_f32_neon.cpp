@@ -66,20 +66,27 @@ inline void dequant16(const uint8_t* row, int64_t col, float32x4_t s, float32x4_
 
 struct Neon {
   using V = float32x4_t;
-  static constexpr int kParts = 4, kNr2 = 2;
+  static constexpr int kParts = 4, kCols = 16, kNr2 = 2;
+  struct Deq {
+    float32x4_t s, mn;
+  };
   static V zero() { return vdupq_n_f32(0.0f); }
-  static V set1(float v) { return vdupq_n_f32(v); }
   static V load(const float* p) { return vld1q_f32(p); }
+  static V add(V a, V b) { return vaddq_f32(a, b); }
   static V fmadd(V a, V b, V c) { return vfmaq_f32(c, a, b); }
   static float sum(V v) { return vaddvq_f32(v); }
   template <int F>
-  static void weights(const uint8_t* row, int64_t col, V s, V mn, V* out) {
-    dequant16<F, false>(row, col, s, mn, out);
+  static Deq deq(float s, float mn) {
+    return {vdupq_n_f32(s), vdupq_n_f32(mn)};
   }
   template <int F>
-  static void store_row(const uint8_t* row, int64_t col, V s, V mn, float* o) {
+  static void weights(const uint8_t* row, int64_t col, const Deq& d, V* out) {
+    dequant16<F, false>(row, col, d.s, d.mn, out);
+  }
+  template <int F>
+  static void store_row(const uint8_t* row, int64_t col, const Deq& d, float* o) {
     V v[4];
-    dequant16<F, true>(row, col, s, mn, v);
+    dequant16<F, true>(row, col, d.s, d.mn, v);
     POCKET_UNROLL for (int u = 0; u < 4; ++u) vst1q_f32(o + 4 * u, v[u]);
   }
 };
