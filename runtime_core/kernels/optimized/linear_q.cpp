@@ -25,20 +25,6 @@ constexpr const char* kOp = "linear_q";
 constexpr int64_t kGemvRows = 4;
 constexpr int64_t kBlock = 32;
 
-// A row of x for the 4-bit gemv: within each group of g columns, each run of `run` columns
-// (then the last 16, when fewer remain) as [even columns, odd columns].
-void permute_x_f32(const float* x, int64_t k, int64_t g, int64_t run, float* out) {
-  for (int64_t c0 = 0; c0 < k; c0 += g)
-    for (int64_t c = c0; c < c0 + g;) {
-      const int64_t n = c + run <= c0 + g ? run : 16, h = n / 2;
-      for (int64_t i = 0; i < h; ++i) {
-        out[c + i] = x[c + 2 * i];
-        out[c + h + i] = x[c + 2 * i + 1];
-      }
-      c += n;
-    }
-}
-
 Error run_f32(KernelContext& ctx, const LinearQProblem& p, const GemmKernels& g, const LinearQF32Kernels& f) {
   if (p.m <= kGemvRows) {
     const float* x = p.x;
@@ -46,7 +32,7 @@ Error run_f32(KernelContext& ctx, const LinearQProblem& p, const GemmKernels& g,
       float* xp = nullptr;
       Error e = temp_array(ctx, kOp, "permuted activations", p.m * p.k, &xp);
       if (e != Error::Ok) return e;
-      for (int64_t r = 0; r < p.m; ++r) permute_x_f32(p.x + r * p.k, p.k, p.w.group_size, f.x_run, xp + r * p.k);
+      for (int64_t r = 0; r < p.m; ++r) f.permute_x(p.x + r * p.k, p.k, xp + r * p.k);
       x = xp;
     }
     ctx.parallel_for(p.n, grain_for((p.m + 1) * p.k), [&](int64_t c0, int64_t c1) {

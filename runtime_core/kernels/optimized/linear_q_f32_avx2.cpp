@@ -53,6 +53,8 @@ POCKET_TARGET inline __m256 dequant(__m256i q, __m256 s, __m256 mn) {
 struct Avx2 {
   using V = __m256;
   static constexpr int kParts = 2, kCols = 16, kNr2 = 2;
+  // The column of x that feeds lane i of 16 unpacked nibbles: the even columns, then the odd.
+  static constexpr int x_column(int i) { return i < 8 ? 2 * i : 2 * (i - 8) + 1; }
   struct Deq {
     __m256 s, mn;
   };

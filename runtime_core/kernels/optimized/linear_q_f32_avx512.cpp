@@ -13,6 +13,8 @@
 #endif
 #include <immintrin.h>
 
+#include <cstring>
+
 #include "ukernels.h"
 
 #define POCKET_TARGET __attribute__((target("avx2,fma,f16c,avx512f,avx512bw,avx512vl")))
@@ -42,9 +44,20 @@ POCKET_TARGET inline __m512 lookup(__m128i nibbles, __m512 table) {
   return _mm512_permutexvar_ps(_mm512_cvtepu8_epi32(nibbles), table);
 }
 
+// The 16 4-bit values of 8 bytes looked up in `table`, lane i from column x_column(i): the 8
+// bytes broadcast (a load, no shuffle), each lane shifted to its nibble, one permute.
+POCKET_TARGET inline __m512 lookup16(const uint8_t* p, __m512 table) {
+  int64_t v;
+  std::memcpy(&v, p, 8);
+  const __m512i shifts = _mm512_setr_epi32(0, 0, 4, 4, 8, 8, 12, 12, 16, 16, 20, 20, 24, 24, 28, 28);
+  return _mm512_permutexvar_ps(_mm512_srlv_epi32(_mm512_set1_epi64(v), shifts), table);
+}
+
 struct Avx512 {
   using V = __m512;
   static constexpr int kParts = 1, kCols = 32, kNr2 = 4;
+  // The column of x that feeds lane i of 16 unpacked nibbles (lookup16).
+  static constexpr int x_column(int i) { return 8 * (i % 2) + i / 2; }
   // 4-bit: a = the group's 16 dequantized values by nibble (q * s, + mn); 8-bit: a = s, b = mn.
   struct Deq {
     __m512 a, b;
@@ -76,9 +89,8 @@ struct Avx512 {
   template <int F>
   POCKET_TARGET static void weights(const uint8_t* row, int64_t col, const Deq& d, V* out) {
     if constexpr (qp_bits(F) == 4) {
-      const __m512i b = _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(row + col / 2)));
-      out[0] = _mm512_permutexvar_ps(b, d.a);
-      out[1] = _mm512_permutexvar_ps(_mm512_srli_epi32(b, 4), d.a);
+      out[0] = lookup16(row + col / 2, d.a);
+      out[1] = lookup16(row + col / 2 + 8, d.a);
     } else {
       out[0] = dequant8<F>(row + col, d.a, d.b);
       out[1] = dequant8<F>(row + col + 16, d.a, d.b);
@@ -87,8 +99,7 @@ struct Avx512 {
   template <int F>
   POCKET_TARGET static void weights16(const uint8_t* row, int64_t col, const Deq& d, V* out) {
     if constexpr (qp_bits(F) == 4) {
-      const __m128i b = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(row + col / 2));
-      out[0] = lookup(_mm_unpacklo_epi64(b, _mm_srli_epi16(b, 4)), d.a);
+      out[0] = lookup16(row + col / 2, d.a);
     } else {
       out[0] = dequant8<F>(row + col, d.a, d.b);
     }

@@ -59,17 +59,17 @@ inline float dwconv3x3_column(const float* const rows[3], const float* w, float 
 
 // fp32 activations (linear_q_f32_<isa>.cpp).
 //   gemv: y[r*ldy + c] = bias[c] + x_r · dequantize(w row c) for r < m (m <= 4), c in
-//         [c0, c1). x rows are k floats apart; for 4-bit weights the columns of x are
-//         permuted in runs of x_run (16 or 32) within each group, a group's last 16 columns
-//         being a run when fewer remain: [x0, x2, ..., x1, x3, ...], the nibble order of the
-//         run's packed bytes (permute_x_f32). Needs group_size % 16 == 0.
+//         [c0, c1). x rows are k floats apart; for 4-bit weights each row of x is permuted
+//         by permute_x first. Needs group_size % 16 == 0.
 //   dequantize: rows [r0, r1) of w as floats (r1 - r0, k), rounded exactly as the
 //         reference (q * scale, then + min, never fused).
+//   permute_x: a row of k columns (k % 16 == 0), each 16 in the order in which the ISA's
+//         gemv unpacks the nibbles of 8 packed bytes.
 struct LinearQF32Kernels {
   void (*gemv)(const float* x, int64_t m, const QuantWeight& w, int64_t c0, int64_t c1, const float* bias,
                float* y, int64_t ldy);
   void (*dequantize)(const QuantWeight& w, int64_t r0, int64_t r1, float* out);
-  int64_t x_run;
+  void (*permute_x)(const float* x, int64_t k, float* out);
 };
 
 // int8 activations (linear_q_i8_<isa>.cpp), act_mode 1 or 2, group_size % 32 == 0.
