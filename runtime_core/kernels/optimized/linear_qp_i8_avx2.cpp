@@ -74,40 +74,45 @@ struct Avx2 {
   }
 };
 
-// LinearQPKernels::quantize_row, 8 values at a time (scale_cols is a multiple of 8): as the
-// AVX-512 one (linear_qp_i8_avx512vnni.cpp), the int8 values by two saturating packs.
-POCKET_TARGET void quantize_row(const float* x, int64_t k, int64_t scale_cols, int64_t span, int8_t* xq, float* sx,
-                                int32_t* xs) {
-  const __m256 sign = _mm256_set1_ps(-0.0f), lo = _mm256_set1_ps(-127.0f), hi = _mm256_set1_ps(127.0f);
-  for (int64_t b = 0; b < k; b += scale_cols) {
-    __m256 amax = _mm256_setzero_ps();
-    for (int64_t i = b; i < b + scale_cols; i += 8)
-      amax = _mm256_max_ps(_mm256_andnot_ps(sign, _mm256_loadu_ps(x + i)), amax);
-    __m128 m = _mm_max_ps(_mm256_castps256_ps128(amax), _mm256_extractf128_ps(amax, 1));
-    m = _mm_max_ps(m, _mm_movehl_ps(m, m));
-    m = _mm_max_ss(m, _mm_shuffle_ps(m, m, 1));
-    const float scale = _mm_cvtss_f32(m) / 127.0f;
-    const __m256 inv = _mm256_set1_ps(scale > 0 ? 1.0f / scale : 0.0f);
-    sx[b / scale_cols] = scale;
-    for (int64_t i = b; i < b + scale_cols; i += 8) {
-      const __m256 v = _mm256_min_ps(_mm256_max_ps(_mm256_mul_ps(_mm256_loadu_ps(x + i), inv), lo), hi);
-      const __m256i q = _mm256_cvtps_epi32(v);
-      const __m128i words = _mm_packs_epi32(_mm256_castsi256_si128(q), _mm256_extracti128_si256(q, 1));
-      _mm_storel_epi64(reinterpret_cast<__m128i*>(xq + i), _mm_packs_epi16(words, words));
-    }
+// quantize_row's operations (qp_quantize_row in linear_qp_tile.inc), 8 values at a time
+// (scale_cols and span are multiples of 8): as the AVX-512 ones, the int8 values by two
+// saturating packs.
+struct Avx2Row {
+  using M = __m256;
+  using S = __m256i;
+  static constexpr int64_t kQ = 8;
+  POCKET_TARGET static M mzero() { return _mm256_setzero_ps(); }
+  POCKET_TARGET static M amax(M m, const float* x, int64_t) {
+    return _mm256_max_ps(_mm256_andnot_ps(_mm256_set1_ps(-0.0f), _mm256_loadu_ps(x)), m);
   }
-  for (int64_t s = 0; s < k; s += span) {
-    int32_t sum = 0;
-    for (int64_t i = s; i < s + span; ++i) sum += xq[i];
-    xs[s / span] = sum;
+  POCKET_TARGET static float max_of(M m) {
+    __m128 h = _mm_max_ps(_mm256_castps256_ps128(m), _mm256_extractf128_ps(m, 1));
+    h = _mm_max_ps(h, _mm_movehl_ps(h, h));
+    return _mm_cvtss_f32(_mm_max_ss(h, _mm_shuffle_ps(h, h, 1)));
   }
-}
+  POCKET_TARGET static void quantize(const float* x, int64_t, float inv, int8_t* out) {
+    const __m256 v = _mm256_mul_ps(_mm256_loadu_ps(x), _mm256_set1_ps(inv));
+    const __m256i q =
+        _mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(v, _mm256_set1_ps(-127.0f)), _mm256_set1_ps(127.0f)));
+    const __m128i words = _mm_packs_epi32(_mm256_castsi256_si128(q), _mm256_extracti128_si256(q, 1));
+    _mm_storel_epi64(reinterpret_cast<__m128i*>(out), _mm_packs_epi16(words, words));
+  }
+  POCKET_TARGET static S szero() { return _mm256_setzero_si256(); }
+  POCKET_TARGET static S sum(S t, const int8_t* q, int64_t) {
+    return _mm256_add_epi32(t, _mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(q))));
+  }
+  POCKET_TARGET static int32_t sum_of(S t) {
+    __m128i h = _mm_add_epi32(_mm256_castsi256_si128(t), _mm256_extracti128_si256(t, 1));
+    h = _mm_add_epi32(h, _mm_unpackhi_epi64(h, h));
+    return _mm_cvtsi128_si32(_mm_add_epi32(h, _mm_shuffle_epi32(h, 1)));
+  }
+};
 
 }  // namespace
 
 #include "linear_qp_tile.inc"
 
-extern const LinearQPKernels kLinearQPI8Avx2 = {linear_qp_run<Avx2>, quantize_row};
+extern const LinearQPKernels kLinearQPI8Avx2 = {linear_qp_run<Avx2>, qp_quantize_row<Avx2Row>};
 
 }  // namespace detail
 }  // namespace pocket

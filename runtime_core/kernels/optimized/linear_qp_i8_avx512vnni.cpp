@@ -69,42 +69,39 @@ struct Vnni {
   }
 };
 
-// LinearQPKernels::quantize_row, 16 values at a time (masked past the end): per block of
-// scale_cols values amax|x| by VMAXPS (a NaN loses, as in the scalar loop), the same scale and
-// inverse, then x · inv clamped (a NaN gives -127) and rounded to nearest even by the
-// conversion; the sums per span from the stored bytes.
-POCKET_TARGET void quantize_row(const float* x, int64_t k, int64_t scale_cols, int64_t span, int8_t* xq, float* sx,
-                                int32_t* xs) {
-  const auto mask = [](int64_t left) POCKET_TARGET {
+// quantize_row's operations (qp_quantize_row in linear_qp_tile.inc), 16 values at a time,
+// masked past the end: VMAXPS keeps its second operand when the first is a NaN; the clamp's
+// VMAXPS turns a NaN into -127; VCVTPS2DQ rounds to nearest even; a saturating narrow stores.
+struct Avx512Row {
+  using M = __m512;
+  using S = __m512i;
+  static constexpr int64_t kQ = 16;
+  POCKET_TARGET static __mmask16 mask(int64_t left) {
     return left >= 16 ? __mmask16(0xFFFF) : static_cast<__mmask16>((1u << left) - 1);
-  };
-  const __m512 lo = _mm512_set1_ps(-127.0f), hi = _mm512_set1_ps(127.0f);
-  for (int64_t b = 0; b < k; b += scale_cols) {
-    __m512 amax = _mm512_setzero_ps();
-    for (int64_t i = b; i < b + scale_cols; i += 16)
-      amax = _mm512_max_ps(_mm512_abs_ps(_mm512_maskz_loadu_ps(mask(b + scale_cols - i), x + i)), amax);
-    const float scale = _mm512_reduce_max_ps(amax) / 127.0f;
-    const __m512 inv = _mm512_set1_ps(scale > 0 ? 1.0f / scale : 0.0f);
-    sx[b / scale_cols] = scale;
-    for (int64_t i = b; i < b + scale_cols; i += 16) {
-      const __mmask16 m = mask(b + scale_cols - i);
-      const __m512 v = _mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_maskz_loadu_ps(m, x + i), inv), lo), hi);
-      _mm512_mask_cvtsepi32_storeu_epi8(xq + i, m, _mm512_cvtps_epi32(v));
-    }
   }
-  for (int64_t s = 0; s < k; s += span) {
-    __m512i sum = _mm512_setzero_si512();
-    for (int64_t i = s; i < s + span; i += 16)
-      sum = _mm512_add_epi32(sum, _mm512_cvtepi8_epi32(_mm_maskz_loadu_epi8(mask(s + span - i), xq + i)));
-    xs[s / span] = _mm512_reduce_add_epi32(sum);
+  POCKET_TARGET static M mzero() { return _mm512_setzero_ps(); }
+  POCKET_TARGET static M amax(M m, const float* x, int64_t left) {
+    return _mm512_max_ps(_mm512_abs_ps(_mm512_maskz_loadu_ps(mask(left), x)), m);
   }
-}
+  POCKET_TARGET static float max_of(M m) { return _mm512_reduce_max_ps(m); }
+  POCKET_TARGET static void quantize(const float* x, int64_t left, float inv, int8_t* out) {
+    const __mmask16 k = mask(left);
+    const __m512 v = _mm512_mul_ps(_mm512_maskz_loadu_ps(k, x), _mm512_set1_ps(inv));
+    const __m512 c = _mm512_min_ps(_mm512_max_ps(v, _mm512_set1_ps(-127.0f)), _mm512_set1_ps(127.0f));
+    _mm512_mask_cvtsepi32_storeu_epi8(out, k, _mm512_cvtps_epi32(c));
+  }
+  POCKET_TARGET static S szero() { return _mm512_setzero_si512(); }
+  POCKET_TARGET static S sum(S t, const int8_t* q, int64_t left) {
+    return _mm512_add_epi32(t, _mm512_cvtepi8_epi32(_mm_maskz_loadu_epi8(mask(left), q)));
+  }
+  POCKET_TARGET static int32_t sum_of(S t) { return _mm512_reduce_add_epi32(t); }
+};
 
 }  // namespace
 
 #include "linear_qp_tile.inc"
 
-extern const LinearQPKernels kLinearQPI8Avx512Vnni = {linear_qp_run<Vnni>, quantize_row};
+extern const LinearQPKernels kLinearQPI8Avx512Vnni = {linear_qp_run<Vnni>, qp_quantize_row<Avx512Row>};
 
 }  // namespace detail
 }  // namespace pocket

@@ -70,30 +70,38 @@ struct Neon {
 
 #include "linear_qp_tile.inc"
 
-// LinearQPKernels::quantize_row, 8 values at a time (scale_cols is a multiple of 8): as the
-// x86 ones, with FMAXNM / FMINNM (a NaN loses to the number: amax skips it, the clamp gives
-// -127), FCVTNS (nearest, ties to even) and saturating narrows.
+namespace {
+
+// quantize_row's operations (qp_quantize_row in linear_qp_tile.inc), 8 values at a time
+// (scale_cols and span are multiples of 8): as the x86 ones, with FMAXNM / FMINNM (a NaN loses
+// to the number: amax skips it, the clamp gives -127), FCVTNS (nearest, ties to even) and
+// saturating narrows.
+struct NeonRow {
+  using M = float32x4_t;
+  using S = int32_t;
+  static constexpr int64_t kQ = 8;
+  static M mzero() { return vdupq_n_f32(0.0f); }
+  static M amax(M m, const float* x, int64_t) {
+    return vmaxnmq_f32(vmaxnmq_f32(vabsq_f32(vld1q_f32(x)), m), vabsq_f32(vld1q_f32(x + 4)));
+  }
+  static float max_of(M m) { return vmaxnmvq_f32(m); }
+  static void quantize(const float* x, int64_t, float inv, int8_t* out) {
+    const auto q = [&](const float* p) {
+      const float32x4_t v = vmulq_f32(vld1q_f32(p), vdupq_n_f32(inv));
+      return vcvtnq_s32_f32(vminnmq_f32(vmaxnmq_f32(v, vdupq_n_f32(-127.0f)), vdupq_n_f32(127.0f)));
+    };
+    vst1_s8(out, vqmovn_s16(vcombine_s16(vqmovn_s32(q(x)), vqmovn_s32(q(x + 4)))));
+  }
+  static S szero() { return 0; }
+  static S sum(S t, const int8_t* q, int64_t) { return t + vaddlv_s8(vld1_s8(q)); }
+  static int32_t sum_of(S t) { return t; }
+};
+
+}  // namespace
+
 void linear_qp_quantize_row_neon(const float* x, int64_t k, int64_t scale_cols, int64_t span, int8_t* xq, float* sx,
                                  int32_t* xs) {
-  const float32x4_t lo = vdupq_n_f32(-127.0f), hi = vdupq_n_f32(127.0f);
-  for (int64_t b = 0; b < k; b += scale_cols) {
-    float32x4_t amax = vdupq_n_f32(0.0f);
-    for (int64_t i = b; i < b + scale_cols; i += 4) amax = vmaxnmq_f32(vabsq_f32(vld1q_f32(x + i)), amax);
-    const float scale = vmaxnmvq_f32(amax) / 127.0f;
-    const float32x4_t inv = vdupq_n_f32(scale > 0 ? 1.0f / scale : 0.0f);
-    sx[b / scale_cols] = scale;
-    for (int64_t i = b; i < b + scale_cols; i += 8) {
-      const auto quantize = [&](const float* p) {
-        return vcvtnq_s32_f32(vminnmq_f32(vmaxnmq_f32(vmulq_f32(vld1q_f32(p), inv), lo), hi));
-      };
-      vst1_s8(xq + i, vqmovn_s16(vcombine_s16(vqmovn_s32(quantize(x + i)), vqmovn_s32(quantize(x + i + 4)))));
-    }
-  }
-  for (int64_t s = 0; s < k; s += span) {
-    int32_t sum = 0;
-    for (int64_t i = s; i < s + span; ++i) sum += xq[i];
-    xs[s / span] = sum;
-  }
+  qp_quantize_row<NeonRow>(x, k, scale_cols, span, xq, sx, xs);
 }
 
 extern const LinearQPKernels kLinearQPI8Neon = {linear_qp_run<Neon>, linear_qp_quantize_row_neon};
