@@ -24,8 +24,6 @@ namespace detail {
 
 #include "quant_scales.inc"
 
-
-
 namespace {
 
 // 16 8-bit values from p dequantized: q * s, then + mn when asymmetric.
@@ -38,8 +36,8 @@ POCKET_TARGET inline __m512 dequant8(const uint8_t* p, __m512 s, __m512 mn) {
   return w;
 }
 
-// 16 bytes of nibbles, one per int32 lane (low 4 bits) and the whole table of a group's 16
-// 4-bit values: VPERMPS reads the low 4 bits of each index lane, so no mask is needed.
+// 16 4-bit values, one per byte of `nibbles` (its low 4 bits), looked up in a group's table of
+// 16: VPERMPS reads only the low 4 bits of each index lane, so no mask is needed.
 POCKET_TARGET inline __m512 lookup(__m128i nibbles, __m512 table) {
   return _mm512_permutexvar_ps(_mm512_cvtepu8_epi32(nibbles), table);
 }
@@ -85,7 +83,7 @@ struct Avx512 {
     }
     return {vs, vm};
   }
-  // 32 columns: 4-bit, 16 bytes whose low nibbles are the even columns, high nibbles the odd.
+  // 32 columns: two runs of 16, each in x_column order for 4-bit weights, in order for 8-bit.
   template <int F>
   POCKET_TARGET static void weights(const uint8_t* row, int64_t col, const Deq& d, V* out) {
     if constexpr (qp_bits(F) == 4) {
