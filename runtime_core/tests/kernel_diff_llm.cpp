@@ -7,8 +7,11 @@ void test_sdpa(KernelFn portable, KernelFn fast, const char* set) {
   struct Case {
     int64_t hq, hkv, t, start, d;
   };
+  // Query heads per kv head 1-8: the optimized driver runs up to 4 of them together (8: two
+  // groups of 4, 5: 4 and 1; a slice boundary may split a group too).
   for (const Case& c : std::vector<Case>{{1, 1, 1, 0, 8}, {4, 2, 1, 20, 64}, {3, 1, 5, 7, 13}, {2, 2, 3, 30, 40},
-                                         {6, 3, 1, 50, 37}}) {
+                                         {6, 3, 1, 50, 37}, {12, 3, 1, 40, 64}, {8, 1, 2, 9, 24}, {5, 1, 3, 4, 19},
+                                         {10, 2, 1, 70, 33}}) {
     const int64_t s = c.start + c.t + 3;
     auto q = random_floats(c.hq * c.t * c.d, 2.0f), k = random_floats(c.hkv * s * c.d, 2.0f),
          v = random_floats(c.hkv * s * c.d);

@@ -79,7 +79,7 @@ template <const ConvF32Kernels& C>
 Error max_pool_cl_k(KernelContext& c, Value** a) {
   return max_pool2d_channels_last_with(c, a, C);
 }
-template <const SdpaRowFn& R, const WidenHalfFn& W>
+template <const SdpaRowsFn& R, const WidenHalfFn& W>
 Error sdpa_k(KernelContext& c, Value** a) {
   return sdpa_with(c, a, R, W);
 }

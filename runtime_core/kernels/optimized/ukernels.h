@@ -348,11 +348,14 @@ void set_window(const Args& a, int64_t c, Row* r) {
 
 // ---- pocket::sdpa (sdpa_f32_<isa>.cpp)
 
-// One query row over len cached positions: o (d) = softmax(scale · K q) · V, with K, V
-// (len, d) rows d floats apart. `scores` holds len floats. fetch_v: the first row of a head
-// (V likely not in cache yet; the row function may prefetch it while it reads K).
-using SdpaRowFn = void (*)(const float* q, const float* k, const float* v, int64_t len, int64_t d, float scale,
-                           float* scores, float* o, bool fetch_v);
+// n <= kSdpaGroup query rows (q_stride floats apart) over the same len cached positions: row
+// r's o (d floats, at o + r · o_stride) = softmax(scale · K q_r) · V, with K, V (len, d) rows d
+// floats apart: the query heads of one kv head (grouped-query attention), which then read K
+// and V once. `scores` holds n · len floats. fetch_v: the heads' first rows (V likely not in
+// cache yet; the function may prefetch it while it reads K).
+constexpr int kSdpaGroup = 4;
+using SdpaRowsFn = void (*)(const float* q, int64_t q_stride, int n, const float* k, const float* v, int64_t len,
+                            int64_t d, float scale, float* scores, float* o, int64_t o_stride, bool fetch_v);
 // Float16 KV caches: WidenHalfFn (parts.h) of the same files, kWidenHalf<Isa>.
 
 // ---- pocket::rms_norm, rope, swiglu (llm_f32_<isa>.cpp): the row/range functions of
@@ -404,7 +407,7 @@ extern const ConvQ8Kernels kConvQ8I16Avx2;
 extern const ConvQ8Kernels kConvQ8I8Avx512Vnni;
 extern const ConvF32Kernels kConvF32Avx2;
 extern const ConvF32Kernels kConvF32Avx512;
-extern const SdpaRowFn kSdpaAvx2;
+extern const SdpaRowsFn kSdpaAvx2;
 extern const WidenHalfFn kWidenHalfAvx2;
 extern const LlmKernels kLlmF32Avx2;
 extern const NnKernels kNnF32Avx2;
@@ -438,7 +441,7 @@ extern const LinearQPKernels kLinearQPI8NeonI8mm;
 extern const ConvQ8Kernels kConvQ8I16Neon;
 extern const ConvQ8Kernels kConvQ8I8NeonDot;
 extern const ConvF32Kernels kConvF32Neon;
-extern const SdpaRowFn kSdpaNeon;
+extern const SdpaRowsFn kSdpaNeon;
 extern const WidenHalfFn kWidenHalfNeon;
 extern const LlmKernels kLlmF32Neon;
 extern const NnKernels kNnF32Neon;
@@ -453,7 +456,7 @@ Error conv_with(KernelContext& ctx, Value** args, const GemmKernels& g, DwConv3x
 Error linear_q_packed_with(KernelContext& ctx, Value** args, const LinearQI8Kernels& i8);
 Error linear_q_with(KernelContext& ctx, Value** args, const GemmKernels& g, const LinearQF32Kernels& f32,
                     const LinearQI8Kernels& i8);
-Error sdpa_with(KernelContext& ctx, Value** args, SdpaRowFn row, WidenHalfFn widen);
+Error sdpa_with(KernelContext& ctx, Value** args, SdpaRowsFn rows, WidenHalfFn widen);
 Error conv2d_q8_with(KernelContext& ctx, Value** args, const ConvQ8Kernels& k, DwConv3x3Fn dw);
 Error conv2d_q8_packed_with(KernelContext& ctx, Value** args, const ConvQ8Kernels& k, DwConv3x3Fn dw);
 Error conv2d_q8_channels_last_with(KernelContext& ctx, Value** args, const ConvQ8Kernels& k, const ConvF32Kernels& f);
