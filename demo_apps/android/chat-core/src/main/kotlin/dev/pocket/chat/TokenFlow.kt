@@ -26,6 +26,7 @@ import kotlinx.coroutines.channels.Channel
 import kotlinx.coroutines.channels.ClosedSendChannelException
 import kotlinx.coroutines.coroutineScope
 import kotlinx.coroutines.runBlocking
+import kotlinx.coroutines.yield
 
 class TokenFlow(
     private val dispatcher: CoroutineDispatcher,
@@ -52,7 +53,13 @@ class TokenFlow(
             }
         }
         try {
-            for (piece in pieces) action(piece)
+            for (piece in pieces) {
+                action(piece)
+                // A cancelled collector stops here, not once the pieces already buffered are
+                // shown (a fast model fills the buffer faster than a screen takes them); and the
+                // collector's thread (the main one in an app) gets a turn between pieces.
+                yield()
+            }
             generation.await()
         } catch (e: Throwable) {  // cancelled, or action threw: end the native call promptly
             stop()
