@@ -52,7 +52,8 @@
 // tap, broadcast inputs x 16-channel weight rows, bias + residual + clamp epilogue; depthwise
 // rows with channels across lanes, 4 pixels per pass) and of max_pool2d_channels_last (rows
 // with channels across lanes, ATen's max rule in the traits' pool_max), driven by
-// conv_packed.cpp.
+// conv_packed.cpp. sdpa_f32_tile.inc is sdpa's query rows (dot products, softmax, weighted V
+// sum; up to four query heads of one kv head together) over the fp32 vector traits plus exp.
 // The ISA-independent drivers are <op>.cpp (gemm.cpp, conv.cpp, linear_q.cpp, sdpa.cpp, llm.cpp, nn.cpp):
 // argument checks (shared with the portable kernels), threading, cache blocking, and the
 // portable fallback for cases the microkernels do not cover. table.cpp combines the best
