@@ -19,6 +19,8 @@ namespace detail {
 
 namespace {
 
+#include "avx2_helpers.inc"
+
 struct Avx2 {
   using Acc = __m256i;
   using W = __m256i;
@@ -85,11 +87,7 @@ struct Avx2Row {
   POCKET_TARGET static M amax(M m, const float* x, int64_t) {
     return _mm256_max_ps(_mm256_andnot_ps(_mm256_set1_ps(-0.0f), _mm256_loadu_ps(x)), m);
   }
-  POCKET_TARGET static float max_of(M m) {
-    __m128 h = _mm_max_ps(_mm256_castps256_ps128(m), _mm256_extractf128_ps(m, 1));
-    h = _mm_max_ps(h, _mm_movehl_ps(h, h));
-    return _mm_cvtss_f32(_mm_max_ss(h, _mm_shuffle_ps(h, h, 1)));
-  }
+  POCKET_TARGET static float max_of(M m) { return hmax(m); }
   POCKET_TARGET static void quantize(const float* x, int64_t, float inv, int8_t* out) {
     const __m256 v = _mm256_mul_ps(_mm256_loadu_ps(x), _mm256_set1_ps(inv));
     const __m256i q =

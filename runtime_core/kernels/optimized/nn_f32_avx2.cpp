@@ -98,9 +98,7 @@ POCKET_TARGET void softmax_rows_avx2(const float* xs, float* ys, int64_t n, int6
       mx = _mm256_max_ps(mx, v);
       bad = _mm256_or_ps(bad, _mm256_cmp_ps(v, v, _CMP_UNORD_Q));  // NaN
     }
-    __m128 m4 = _mm_max_ps(_mm256_castps256_ps128(mx), _mm256_extractf128_ps(mx, 1));
-    m4 = _mm_max_ps(m4, _mm_movehl_ps(m4, m4));
-    const float m = _mm_cvtss_f32(_mm_max_ss(m4, _mm_movehdup_ps(m4)));
+    const float m = hmax(mx);  // used only without NaN lanes (bad)
     if (_mm256_movemask_ps(bad) != 0 || std::isinf(m)) {
       softmax_row_exact(x, y, n);
       continue;
