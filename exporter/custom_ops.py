@@ -17,6 +17,9 @@ CNN op:
     conv2d_packed(x, weight, bias, residual, out_channels, stride, padding, dilation, groups,
                   out_min, out_max) -> channels-last convolution, weight packed in the kernels' layout,
         bias + residual + clamp fused (passes/channels_last.py)
+    conv2d_winograd(x, weight, bias, residual, out_channels, stride, padding, dilation, groups,
+                    out_min, out_max) -> conv2d_packed of a 3x3 kernel, stride 1, by Winograd
+        F(2x2, 3x3): the weight stored transformed (pack_winograd_weight)
     max_pool2d_channels_last(x, kernel_size, stride, padding, dilation, ceil_mode)
         -> max_pool2d of a channels-last x (the pooling inside such a chain)
 """
@@ -240,6 +243,65 @@ def conv2d_packed(x: Tensor, weight: Tensor, bias: Optional[Tensor], residual: O
 def _(x, weight, bias, residual, out_channels, stride, padding, dilation, groups, out_min, out_max):
     shape = _conv2d_packed_shape(x, weight, out_channels, stride, padding, dilation, groups)
     _check_conv2d_packed(x, weight, bias, residual, out_channels, groups, shape)
+    return x.new_empty(shape)
+
+
+# ---- pocket::conv2d_winograd: conv2d_packed of a 3x3 kernel, stride 1, by Winograd F(2x2, 3x3)
+# Each 2x2 block of outputs is A^T [(G g G^T) * (B^T d B)] A of its 4x4 input pixels d, a sum
+# over input channels of 16 products per (input, output) channel pair where the direct
+# convolution takes 36 (Lavin and Gray, "Fast Algorithms for Convolutional Neural Networks").
+# The weight is stored transformed: U = G g G^T, a 4x4 "kernel" packed as conv2d_packed packs
+# one. Its entries are g's values, halves of sums of three and quarters of sums of nine: a
+# float32 rounding or two from the exact ones.
+WINOGRAD_G = torch.tensor([[1.0, 0.0, 0.0], [0.5, 0.5, 0.5], [0.5, -0.5, 0.5], [0.0, 0.0, 1.0]])
+# A left inverse of G: H G = I (rows 0 and 3 of G pick g0 and g2; rows 1 - 2 give g1).
+_WINOGRAD_H = torch.tensor([[1.0, 0.0, 0.0, 0.0], [0.0, 1.0, -1.0, 0.0], [0.0, 0.0, 0.0, 1.0]])
+
+
+def pack_winograd_weight(w: Tensor) -> Tensor:
+    """An OIHW float32 3x3 weight, transformed (G w G^T per channel pair) and packed as
+    pack_conv_weight packs a 4x4 kernel: (blocks, 4, 4, in, 16)."""
+    if w.dim() != 4 or tuple(w.shape[2:]) != (3, 3):
+        raise ValueError(f"pack_winograd_weight: expected an OIHW weight of a 3x3 kernel, got {list(w.shape)}")
+    g = WINOGRAD_G.to(w.dtype)
+    return pack_conv_weight(g @ w @ g.T, 1)
+
+
+def unpack_winograd_weight(w: Tensor, out_channels: int) -> Tensor:
+    """The OIHW 3x3 weight of a pack_winograd_weight result (to float32 rounding)."""
+    h = _WINOGRAD_H.to(w.dtype)
+    return h @ unpack_conv_weight(w, out_channels, 1) @ h.T
+
+
+def _check_conv2d_winograd(x, weight, stride, dilation, groups) -> None:
+    op = "conv2d_winograd"
+    for name, v in (("stride", stride), ("dilation", dilation)):
+        if any(int(e) != 1 for e in v):
+            raise ValueError(f"{op}: {name} {list(v)}: expected 1 (Winograd F(2x2, 3x3) runs stride 1, dilation 1)")
+    if groups != 1:
+        raise ValueError(f"{op}: groups {groups}: expected 1")
+    if weight.dim() != 5 or tuple(weight.shape[1:3]) != (4, 4):
+        raise ValueError(f"{op}: weight has shape {list(weight.shape)}, expected (blocks, 4, 4, in channels, "
+                         f"{CONV_PACK_LANES}): a 3x3 kernel transformed by pack_winograd_weight")
+
+
+@torch.library.custom_op("pocket::conv2d_winograd", mutates_args=())
+def conv2d_winograd(x: Tensor, weight: Tensor, bias: Optional[Tensor], residual: Optional[Tensor], out_channels: int,
+                    stride: list[int], padding: list[int], dilation: list[int], groups: int,
+                    out_min: Optional[float], out_max: Optional[float]) -> Tensor:
+    """conv2d_packed of a 3x3 kernel, stride 1, dilation 1, groups 1, with the weight
+    transformed by pack_winograd_weight (the same arguments otherwise)."""
+    _check_conv2d_winograd(x, weight, stride, dilation, groups)
+    w = pack_conv_weight(unpack_winograd_weight(weight, out_channels), 1)
+    return conv2d_packed(x, w, bias, residual, out_channels, stride, padding, dilation, groups, out_min, out_max)
+
+
+@conv2d_winograd.register_fake
+def _(x, weight, bias, residual, out_channels, stride, padding, dilation, groups, out_min, out_max):
+    _check_conv2d_winograd(x, weight, stride, dilation, groups)
+    w = weight.new_empty((weight.shape[0], 3, 3, *weight.shape[3:]))
+    shape = _conv2d_packed_shape(x, w, out_channels, stride, padding, dilation, groups)
+    _check_conv2d_packed(x, w, bias, residual, out_channels, groups, shape)
     return x.new_empty(shape)
 
 

@@ -203,6 +203,7 @@ SUPPORTED_OPS = {
     "pocket::conv2d_q8": "TTTtfiIIIi>T",
     "pocket::conv2d_q8_channels_last": "TTTttfiIIIIigggj>T",
     "pocket::conv2d_q8_packed": "TTTtfiIIIIigg>T",
+    "pocket::conv2d_winograd": "TTttiIIIigg>T",
     "pocket::convolution_clamp": "TTtIIIigg>T",
     "pocket::embedding_q": "TTtTii>T",
     "pocket::embedding_q_packed": "TTtTii>T",

@@ -17,6 +17,14 @@ def ops_of(program):
     return program.summary["methods"]["forward"]["ops"]
 
 
+def op_calls(program, op):
+    """How many of forward's instructions run `op` (from one profiled run)."""
+    m = pocket.Module.from_bytes(program.data)
+    m.set_profiling(True)
+    m.forward(*(torch.zeros(s["max_shape"]).numpy() for s in m.method_info("forward")["inputs"]))
+    return sum(e["calls"] for e in m.profile() if e["op"] == op)
+
+
 def run(program, *inputs, threads=1):
     module = pocket.Module.from_bytes(program.data)
     module.set_num_threads(threads)
@@ -46,6 +54,44 @@ def test_example_cnns_run_channels_last_with_fused_epilogues(name):
     if name == "resnet":  # the stem's pooling stays in the chain
         assert "pocket::max_pool2d_channels_last" in ops
     assert_matches(program, model, inputs)
+
+
+class ThreeByThree(torch.nn.Module):
+    """3x3 stride-1 convolutions where Winograd pays and where it does not: few channels, few
+    2x2 tiles, stride 2, a residual block (conv + residual + ReLU fused into the Winograd op)."""
+
+    def __init__(self):
+        super().__init__()
+        self.stem = torch.nn.Conv2d(3, 24, 3, padding=1)          # 3 input channels: direct
+        self.a = torch.nn.Conv2d(24, 24, 3, padding=1)            # Winograd
+        self.b = torch.nn.Conv2d(24, 40, 3, padding=1, bias=False)  # Winograd, into the residual sum
+        self.skip = torch.nn.Conv2d(24, 40, 1)
+        self.down = torch.nn.Conv2d(40, 40, 3, stride=2, padding=1)  # stride 2: direct
+        self.small = torch.nn.Conv2d(40, 40, 3, padding=1)        # 3x3 outputs, 4 tiles: direct
+        self.pool = torch.nn.AdaptiveAvgPool2d(6)
+
+    def forward(self, x):
+        y = torch.relu(self.a(torch.relu(self.stem(x))))
+        y = torch.relu(self.b(y) + self.skip(y))
+        return self.small(self.down(self.pool(y)))
+
+
+def test_winograd_where_it_pays():
+    torch.manual_seed(0)
+    model, x = ThreeByThree().eval(), torch.randn(2, 3, 13, 11)
+    program = pocket.export(model, (x,))
+    assert op_calls(program, "pocket::conv2d_winograd") == 2 and op_calls(program, "pocket::conv2d_packed") == 4
+    assert not set(ops_of(program)) & {"aten::relu", "aten::add.Tensor"}  # b's sum and ReLU went into its epilogue
+    assert_matches(program, model, (x,))
+    assert_matches(program, model, (torch.randn(2, 3, 13, 11) * 3,))
+
+
+@pytest.mark.parametrize("name,count", [("resnet", 7), ("mobilenet_v2", 0)])
+def test_example_cnns_winograd(name, count):
+    # resnet: the 3x3 stride-1 convolutions at 16x16 (16 channels) and 8x8 (32); not at 4x4 (4
+    # tiles). mobilenet_v2's 3x3 convolutions are depthwise or strided.
+    model, inputs = getattr(models, name)()
+    assert op_calls(pocket.export(model, inputs), "pocket::conv2d_winograd") == count
 
 
 class Edges(torch.nn.Module):

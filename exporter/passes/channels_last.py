@@ -3,6 +3,8 @@
 Every 2d fp32 convolution (aten::convolution or pocket::convolution_clamp, constant weight,
 groups 1 or depthwise) becomes `pocket::conv2d_packed` on an (N, H, W, C) input, its weight
 stored in the kernels' layout (custom_ops.pack_conv_weight: loading stays an mmap, no copy).
+A 3x3 one of stride 1 where Winograd pays (_winograd_pays) becomes `pocket::conv2d_winograd`
+instead, its weight stored transformed (custom_ops.pack_winograd_weight).
 A static int8 convolution of groups 1 or depthwise (pocket::conv2d_q8_packed) becomes
 `pocket::conv2d_q8_channels_last` the same way, its weight kept as the int8 pass stored it.
 Values stay channels-last between convolutions: ReLU, hardtanh and clamp of a channels-last
@@ -65,13 +67,17 @@ def channels_last(mg) -> int:
         conv = _conv_args(node, mg)
         if conv is not None:
             x, w, b, stride, padding, dilation, groups, lo, hi = conv
-            if w.name not in packed:
-                packed[w.name] = mg.add_constant(f"{w.name}_packed", ops.pack_conv_weight(mg.constants[w.name], groups))
-            cout = mg.constants[w.name].shape[0]
+            wt = mg.constants[w.name]
+            wino = _winograd_pays(node, wt, stride, dilation, groups)
+            key = (w.name, wino)
+            if key not in packed:
+                packed[key] = (mg.add_constant(f"{w.name}_winograd", ops.pack_winograd_weight(wt)) if wino else
+                               mg.add_constant(f"{w.name}_packed", ops.pack_conv_weight(wt, groups)))
+            op = torch.ops.pocket.conv2d_winograd if wino else torch.ops.pocket.conv2d_packed
             xn = nhwc(x)
             with graph.inserting_before(node):
-                twin[node] = _call(graph, torch.ops.pocket.conv2d_packed.default,
-                                   (xn, packed[w.name], b, None, cout, list(stride), list(padding), list(dilation),
+                twin[node] = _call(graph, op.default,
+                                   (xn, packed[key], b, None, wt.shape[0], list(stride), list(padding), list(dilation),
                                     groups, lo, hi), node.meta, _permuted(node, TO_NHWC))
             converted += 1
         elif _q8_convertible(node, mg):
@@ -154,6 +160,26 @@ def _conv_args(node, mg):
     return x, w, b, stride, padding, dilation, groups, lo, hi
 
 
+# Winograd F(2x2, 3x3) (pocket::conv2d_winograd) multiplies 16 times per 2x2 outputs and
+# channel pair where the direct convolution multiplies 36 times, and adds two transforms per
+# 2x2 outputs and channel. It pays with enough channels for the products to outweigh the
+# transforms and enough 2x2 tiles per image to fill the GEMM tiles' rows (measured: at 8x8
+# outputs and 32 channels 1.5x, 4x4 outputs none; 14x14 and 56x56 with 64 channels 1.7-1.8x).
+WINOGRAD_MIN_CHANNELS = 16
+WINOGRAD_MIN_TILES = 16
+
+
+def _winograd_pays(node, w, stride, dilation, groups) -> bool:
+    if groups != 1 or tuple(w.shape[2:]) != (3, 3) or any(int(v) != 1 for v in (*stride, *dilation)):
+        return False
+    if min(w.shape[0], w.shape[1]) < WINOGRAD_MIN_CHANNELS:
+        return False
+    h, wd = node.meta["val"].shape[2:]
+    if not (isinstance(h, int) and isinstance(wd, int)):
+        return True  # a dynamic image size: its bound is usually large
+    return ((h + 1) // 2) * ((wd + 1) // 2) >= WINOGRAD_MIN_TILES
+
+
 def _q8_convertible(node, mg) -> bool:
     """A static int8 convolution on a 4-d float32 input: groups 1 (its weight packed) or
     depthwise (an OIHW weight, one output channel per input channel)."""
@@ -206,7 +232,7 @@ def _leave_chain(mg, twin) -> None:
 def _fuse_residuals(mg) -> None:
     graph = mg.graph
     # where each fusable convolution has its residual and its out_min (out_max follows)
-    slots = {torch.ops.pocket.conv2d_packed.default: (3, 9),
+    slots = {torch.ops.pocket.conv2d_packed.default: (3, 9), torch.ops.pocket.conv2d_winograd.default: (3, 9),
              torch.ops.pocket.conv2d_q8_channels_last.default: (4, 12)}
     for add in list(graph.nodes):
         if add.op != "call_function" or not _same_shape_add(add) or add in mg.outputs:

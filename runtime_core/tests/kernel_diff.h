@@ -206,6 +206,7 @@ void test_gelu(KernelFn portable, KernelFn fast, const char* set);
 void test_linear_q(KernelFn portable, KernelFn fast, const char* set);
 void test_linear_q_packed(KernelFn portable, KernelFn fast, const char* set);
 void test_conv2d_packed(KernelFn portable, KernelFn fast, const char* set);
+void test_conv2d_winograd(KernelFn portable, KernelFn fast, const char* set);
 void test_max_pool_channels_last(KernelFn portable, KernelFn fast, const char* set);
 void test_conv_q8(const char* op, KernelFn portable, KernelFn fast, const char* set);
 

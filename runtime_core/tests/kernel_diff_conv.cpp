@@ -62,6 +62,75 @@ void test_conv2d_packed(KernelFn portable, KernelFn fast, const char* set) {
   }
 }
 
+// pocket::conv2d_winograd: the optimized Winograd F(2x2, 3x3) against the portable one, on
+// odd sizes and channel counts, padding 0 to 2, batches, and images of many chunks. The
+// weight is any (blocks, 4, 4, c_in, 16) tensor. The bound's magnitude follows the algorithm:
+// |A^T| (sum over c of |U| |B^T| |d| |B|) |A| + |bias| + |residual|.
+void test_conv2d_winograd(KernelFn portable, KernelFn fast, const char* set) {
+  struct WinoCase {
+    int64_t batch, c_in, c_out, h, w, pad;
+  };
+  const std::vector<WinoCase> cases = {
+      {1, 16, 16, 16, 16, 1}, {1, 3, 5, 7, 9, 1},   {2, 17, 20, 9, 8, 1},  {1, 8, 33, 5, 11, 0},
+      {1, 24, 40, 40, 37, 1}, {1, 5, 3, 3, 3, 2},   {3, 32, 16, 6, 5, 2},  {1, 64, 64, 4, 4, 1},
+      {1, 1, 1, 1, 1, 1},     {2, 12, 48, 21, 22, 1},
+  };
+  const double bounds[4][2] = {{-INFINITY, INFINITY}, {0.0, INFINITY}, {0.0, 6.0}, {-0.5, 0.25}};
+  int i = 0;
+  for (const WinoCase& c : cases) {
+    const int64_t oh = c.h + 2 * c.pad - 2, ow = c.w + 2 * c.pad - 2, blocks = (c.c_out + 15) / 16;
+    const int64_t out_n = c.batch * oh * ow * c.c_out;
+    const auto x = random_floats(c.batch * c.h * c.w * c.c_in, 3.0f), b = random_floats(c.c_out);
+    const auto u = random_floats(blocks * 16 * c.c_in * 16), r = random_floats(out_n);
+    const double* bound = bounds[i % 4];
+    const bool bias = i % 3 != 1, residual = i % 2 == 0;
+    ++i;
+    std::vector<float> mag(out_n);
+    for (int64_t n = 0; n < c.batch; ++n)
+      for (int64_t oy = 0; oy < oh; ++oy)
+        for (int64_t ox = 0; ox < ow; ++ox)
+          for (int64_t co = 0; co < c.c_out; ++co) {
+            // output (oy, ox) of its tile takes the terms (i, j) with |A|[i][oy % 2], |A|[j][ox % 2]
+            // nonzero; term (i, j)'s |V| sums |d| over two rows and two columns of the 4x4 pixels.
+            const int64_t ty = oy / 2, tx = ox / 2;
+            const int64_t at = ((n * oh + oy) * ow + ox) * c.c_out + co;
+            double sum = (bias ? std::fabs(b[co]) : 0.0) + (residual ? std::fabs(r[at]) : 0.0);
+            for (int ti = 0; ti < 4; ++ti) {
+              if ((oy % 2 == 0 && ti == 3) || (oy % 2 == 1 && ti == 0)) continue;
+              for (int tj = 0; tj < 4; ++tj) {
+                if ((ox % 2 == 0 && tj == 3) || (ox % 2 == 1 && tj == 0)) continue;
+                static const int rows[4][2] = {{0, 2}, {1, 2}, {1, 2}, {1, 3}};  // B^T's nonzeros per term
+                for (int64_t ci = 0; ci < c.c_in; ++ci) {
+                  double v = 0.0;
+                  for (int a : rows[ti])
+                    for (int bcol : rows[tj]) {
+                      const int64_t iy = 2 * ty - c.pad + a, ix = 2 * tx - c.pad + bcol;
+                      if (iy >= 0 && iy < c.h && ix >= 0 && ix < c.w)
+                        v += std::fabs(x[((n * c.h + iy) * c.w + ix) * c.c_in + ci]);
+                    }
+                  sum += v * std::fabs(u[((co / 16 * 16 + ti * 4 + tj) * c.c_in + ci) * 16 + co % 16]);
+                }
+              }
+            }
+            mag[at] = static_cast<float>(sum);
+          }
+    char what[160];
+    std::snprintf(what, sizeof what, "[%s] pocket::conv2d_winograd x[%lld,%lld,%lld,%lld] c_out %lld p%lld", set,
+                  (long long)c.batch, (long long)c.h, (long long)c.w, (long long)c.c_in, (long long)c.c_out,
+                  (long long)c.pad);
+    auto args = [&](Args& a) {
+      a.ptrs = {a.floats({c.batch, c.h, c.w, c.c_in}, x), a.floats({blocks, 4, 4, c.c_in, 16}, u),
+                bias ? a.floats({c.c_out}, b) : a.none(),
+                residual ? a.floats({c.batch, oh, ow, c.c_out}, r) : a.none(),
+                a.integer(c.c_out), a.ints({1, 1}), a.ints({c.pad, c.pad}), a.ints({1, 1}), a.integer(1),
+                !std::isinf(bound[0]) ? a.real(bound[0]) : a.none(),
+                !std::isinf(bound[1]) ? a.real(bound[1]) : a.none(), a.output(out_n)};
+    };
+    const std::vector<float> want = run(portable, args, 1, what);
+    compare_threads(what, fast, args, want, mag, kFloatTol);
+  }
+}
+
 // pocket::max_pool2d_channels_last: a maximum picks one of its inputs, so the results must be
 // identical (NaN and the sign of zero: tests/kernels/test_conv_packed.py).
 void test_max_pool_channels_last(KernelFn portable, KernelFn fast, const char* set) {

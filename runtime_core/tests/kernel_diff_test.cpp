@@ -11,6 +11,7 @@
 //     the same scaling).
 //   - conv2d_packed (channels-last fp32, packed weights, residual, bounds): within 1e-5 of the
 //     unclamped portable result on absolute values.
+//   - conv2d_winograd (F(2x2, 3x3), residual, bounds): within 1e-5 of the magnitude of its sums.
 //   - max_pool2d_channels_last: identical results.
 //   - linear_q_packed: float32 scaling (the portable kernel: double), within 1e-5 of Σ|x|·max|w|;
 //     on unit scales integers, bit-exact.
@@ -47,6 +48,7 @@ const std::vector<OpTest>& op_tests() {
       {"aten::convolution", test_convolution},
       {"pocket::convolution_clamp", test_convolution_clamp},
       {"pocket::conv2d_packed", test_conv2d_packed},
+      {"pocket::conv2d_winograd", test_conv2d_winograd},
       {"pocket::max_pool2d_channels_last", test_max_pool_channels_last},
       {"pocket::conv2d_q8", [](KernelFn p, KernelFn f, const char* s) { test_conv_q8("pocket::conv2d_q8", p, f, s); }},
       {"pocket::conv2d_q8_packed",

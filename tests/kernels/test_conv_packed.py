@@ -2,7 +2,8 @@
 layout, bias + residual + clamp fused. The portable kernel and every optimized kernel set
 against the eager reference (exporter/custom_ops.py, itself checked against
 torch.nn.functional.conv2d) on odd shapes, strides, padding, dilation, depthwise, 1 and 2
-threads; the pack/unpack helpers; the named errors."""
+threads; the pack/unpack helpers; the named errors. pocket::conv2d_winograd (3x3, stride 1,
+by Winograd F(2x2, 3x3)) the same way against torch.nn.functional.conv2d."""
 
 import pytest
 import torch
@@ -11,7 +12,8 @@ from test_optimized import SETS
 from test_optimized import run as run_table
 
 from pocket import PocketError
-from pocket.exporter.custom_ops import pack_conv_weight, unpack_conv_weight
+from pocket.exporter.custom_ops import (pack_conv_weight, pack_winograd_weight, unpack_conv_weight,
+                                        unpack_winograd_weight)
 
 OP = "pocket::conv2d_packed"
 CONV_ATOL = 1e-4
@@ -122,6 +124,81 @@ def test_bad_inputs_give_named_errors():
             r"conv2d_packed: weight has shape \[3, 3, 4\], expected \[3, 3, 3\]")
     failing([x, w, None, None, 3, [1, 1], [1, 1], [1, 1], 3, None, None], want[..., :3],
             r"conv2d_packed: weight has shape \[2, 3, 3, 3, 16\], expected 3-d")
+
+
+WINO = "pocket::conv2d_winograd"
+WINO_CASES = [  # (n, c_in, h, w), c_out, padding
+    ((1, 16, 16, 16), 16, (1, 1)),
+    ((2, 3, 7, 9), 5, (1, 1)),      # odd sizes: the last tile row and column half outside
+    ((1, 17, 9, 8), 20, (0, 1)),    # a partial block of output channels
+    ((1, 8, 5, 11), 33, (2, 0)),
+    ((1, 24, 40, 37), 40, (1, 1)),  # many chunks and slices
+    ((3, 32, 6, 5), 16, (2, 2)),    # padding wider than the tile's overlap
+    ((1, 1, 1, 1), 1, (1, 1)),      # one output
+]
+
+
+def wino_args(shape, c_out, padding, bias=True, residual=False, bounds=(None, None)):
+    x = torch.randn(shape)
+    wt = torch.randn(c_out, shape[1], 3, 3)
+    b = torch.randn(c_out) if bias else None
+    y = torch.nn.functional.conv2d(x, wt, b, 1, padding)
+    r = torch.randn(y.shape) if residual else None
+    args = [x.permute(0, 2, 3, 1).contiguous(), pack_winograd_weight(wt), b,
+            r.permute(0, 2, 3, 1).contiguous() if r is not None else None, c_out, [1, 1], list(padding), [1, 1], 1,
+            *bounds]
+    y = y + r if r is not None else y
+    want = (torch.clamp(y, *bounds) if bounds != (None, None) else y).permute(0, 2, 3, 1).contiguous()
+    return args, want
+
+
+def wino_variants():
+    bounds = [(None, None), (0.0, None), (0.0, 6.0), (-0.5, 0.25)]
+    for i, case in enumerate(WINO_CASES):
+        yield case, dict(bias=i % 3 != 1, residual=i % 2 == 0, bounds=bounds[i % 4])
+
+
+@pytest.mark.parametrize("table", ["portable"] + SETS)
+@pytest.mark.parametrize("case,opts", list(wino_variants()))
+def test_winograd_matches_conv2d(case, opts, table):
+    # Winograd's transforms add and subtract up to 16 products per output where the direct
+    # convolution sums 9: its rounding error is a few times the direct one's.
+    torch.manual_seed(2)
+    args, want = wino_args(*case, **opts)
+    assert torch.allclose(torch.ops.pocket.conv2d_winograd(*args), want, rtol=1e-5, atol=CONV_ATOL)
+    for threads in (1, 2):
+        got = run_table(WINO, args, want, table, threads)
+        torch.testing.assert_close(got, want, rtol=1e-5, atol=CONV_ATOL)
+
+
+def test_winograd_weight_round_trips():
+    w = torch.randn(37, 5, 3, 3)
+    packed = pack_winograd_weight(w)
+    assert packed.shape == (3, 4, 4, 5, 16) and not packed[2, ..., 5:].any()
+    torch.testing.assert_close(unpack_winograd_weight(packed, 37), w, rtol=0, atol=1e-6)
+    # term (0, 0) is g[0][0]; (3, 3) is g[2][2]: no arithmetic
+    assert packed[2, 0, 0, 3, 4] == w[36, 3, 0, 0] and packed[2, 3, 3, 3, 4] == w[36, 3, 2, 2]
+    with pytest.raises(ValueError, match="3x3 kernel"):
+        pack_winograd_weight(torch.randn(4, 4, 5, 5))
+
+
+def test_winograd_bad_inputs_give_named_errors():
+    args, want = wino_args((1, 3, 8, 8), 20, (1, 1), residual=True)
+    x, w, b, r = args[:4]
+
+    def wino_failing(a, match):
+        with pytest.raises(PocketError, match=match):
+            run(WINO, a, want)
+
+    wino_failing([x.double(), w, b, r, *args[4:]], r"conv2d_winograd: x has dtype float64, expected float32")
+    wino_failing([x, w[:, :3, :3], b, r, *args[4:]],
+                 r"conv2d_winograd: weight has shape \[2, 3, 3, 3, 16\], expected \[2, 4, 4, 3, 16\]")
+    wino_failing([x, w, b, r, 20, [2, 2], *args[6:]], r"conv2d_winograd: stride \(2, 2\).*stride 1, dilation 1")
+    wino_failing([x, w, b, r, 20, [1, 1], [1, 1], [2, 2], *args[8:]], r"conv2d_winograd: .*dilation \(2, 2\)")
+    wino_failing([x, w, b[:5], r, *args[4:]], r"conv2d_winograd: bias has shape \[5\], expected \[20\]")
+    wino_failing([x, w, b, r[:, :3], *args[4:]], r"conv2d_winograd: residual has shape")
+    with pytest.raises(ValueError, match="conv2d_winograd: stride"):
+        torch.ops.pocket.conv2d_winograd(x, w, b, r, 20, [2, 2], *args[6:])
 
 
 def test_eager_reference_checks_shapes():

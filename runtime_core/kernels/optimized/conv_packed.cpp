@@ -154,6 +154,116 @@ Error dense(KernelContext& ctx, const ConvPackedArgs& a, const ConvF32Kernels& k
   return Error::Ok;
 }
 
+
+// Winograd F(2x2, 3x3) (conv2d_winograd: the weight U is (blocks, 16 terms, c_in, 16), each
+// term's panel as a groups-1 panel of one tap). The 2x2 output tiles of all batch items, in
+// row-major order, are cut into slices (one per thread) and a slice into chunks of up to
+// `chunk` tiles, each run in three steps on the slice's scratch:
+//   the input transform, V[term][t] = (B^T d B)[term] of tile t's 4x4 input pixels (c_in
+//     floats each; the padding and what lies past the input are zeros): wino_in;
+//   16 products M[term] = V[term] U[term] (tiles x c_in by c_in x c_out), by the groups-1
+//     tile: one tap at the term's offset into V, no bias, no bounds;
+//   the output transform, y = A^T M A + bias (+ residual), clamped: wino_out.
+// A chunk's V and M stay in L2 while the weights stream through once per chunk.
+constexpr int kWinoTerms = 16;
+constexpr float kZeroBias[2 * kConvPackLanes] = {};  // the products' bias (the tile's nr at most)
+constexpr int64_t kWinoScratchBytes = 128 * 1024;  // a chunk's V and M
+
+Error winograd(KernelContext& ctx, const ConvPackedArgs& a, const ConvF32Kernels& k) {
+  const int mr = k.narrow.mr;
+  const int64_t blocks = a.blocks(), per_group = k.wide.nr == 2 * kConvPackLanes ? 2 : 1;
+  const int64_t cin = a.c_in, ldm = blocks * kConvPackLanes;
+  const int64_t th = (a.out[0] + 1) / 2, tw = (a.out[1] + 1) / 2, tiles = a.batch * th * tw;
+  const int64_t fit = kWinoScratchBytes / static_cast<int64_t>(sizeof(float) * kWinoTerms * (cin + ldm)) / mr * mr;
+  const int64_t chunk = std::max<int64_t>(mr, std::min<int64_t>(8 * mr, fit));
+  const int64_t slices = slice_count(ctx, tiles, kWinoTerms * cin * a.c_out);
+  const int64_t scratch_floats = kWinoTerms * chunk * (cin + ldm);
+  float* scratch = nullptr;
+  const float** rows = nullptr;
+  Error e = temp_array(ctx, kOp, "the Winograd transforms", slices * scratch_floats, &scratch);
+  if (e == Error::Ok) e = temp_array(ctx, kOp, "tile row pointers", slices * chunk, &rows);
+  if (e != Error::Ok) return e;
+  parallel_slices(ctx, tiles, slices, [&](int64_t sl, int64_t t_begin, int64_t t_end) {
+    float* const v = scratch + sl * scratch_floats;  // [term][chunk][c_in]
+    float* const m = v + kWinoTerms * chunk * cin;   // [term][chunk][ldm]
+    const float** const r = rows + sl * chunk;
+    int64_t term_offset = 0;  // the products' one tap: V[term] from V[0]
+    ConvF32Tile tl;
+    tl.tap_offsets = &term_offset;
+    tl.taps = 1;
+    tl.c_in = cin;
+    tl.block_stride = kWinoTerms * cin * kConvPackLanes;
+    tl.bias = kZeroBias;
+    tl.ldy = ldm;
+    WinoF32In in;
+    in.term_stride = chunk * cin;
+    in.c = cin;
+    WinoF32Out out;
+    out.term_stride = chunk * ldm;
+    out.c = a.c_out;
+    out.bias = a.bias;
+    out.lo = a.out_min;
+    out.hi = a.out_max;
+    // f(t, n, ty, tx) for the chunk's tiles t0 + t, t < tn: batch item n, tile row ty, column tx.
+    const auto each_tile = [&](int64_t t0, int64_t tn, auto&& f) {
+      int64_t n = t0 / (th * tw), ty = t0 / tw % th, tx = t0 % tw;
+      for (int64_t t = 0; t < tn; ++t) {
+        f(t, n, ty, tx);
+        if (++tx < tw) continue;
+        tx = 0;
+        if (++ty < th) continue;
+        ty = 0;
+        ++n;
+      }
+    };
+    for (int64_t t0 = t_begin; t0 < t_end; t0 += chunk) {
+      const int64_t tn = std::min(chunk, t_end - t0);
+      each_tile(t0, tn, [&](int64_t t, int64_t n, int64_t ty, int64_t tx) {
+        for (int i = 0; i < 4; ++i) {
+          const int64_t iy = 2 * ty - a.pad[0] + i;
+          const bool row_in = iy >= 0 && iy < a.in[0];
+          for (int j = 0; j < 4; ++j) {
+            const int64_t ix = 2 * tx - a.pad[1] + j;
+            in.d[i * 4 + j] = row_in && ix >= 0 && ix < a.in[1] ? a.x + ((n * a.in[0] + iy) * a.in[1] + ix) * cin
+                                                                 : nullptr;
+          }
+        }
+        in.v = v + t * cin;
+        k.wino_in(in);
+      });
+      // Row pointers of the chunk's GEMM tiles (past tn: the last tile again, never stored).
+      for (int64_t t = 0; t < (tn + mr - 1) / mr * mr; ++t) r[t] = v + std::min(t, tn - 1) * cin;
+      for (int64_t b0 = 0; b0 < blocks; b0 += per_group) {
+        const ConvF32TileFn& fn = b0 + 1 < blocks ? k.wide : k.narrow;
+        tl.cols_n = static_cast<int>(std::min<int64_t>(fn.nr, a.c_out - b0 * kConvPackLanes));
+        for (int term = 0; term < kWinoTerms; ++term) {
+          term_offset = term * chunk * cin;
+          tl.w = a.w + (b0 * kWinoTerms + term) * cin * kConvPackLanes;
+          for (int64_t p0 = 0; p0 < tn; p0 += mr) {
+            tl.rows = r + p0;
+            tl.y = m + (term * chunk + p0) * ldm + b0 * kConvPackLanes;
+            tl.rows_n = static_cast<int>(std::min<int64_t>(mr, tn - p0));
+            fn.fn(tl);
+          }
+        }
+      }
+      each_tile(t0, tn, [&](int64_t t, int64_t n, int64_t ty, int64_t tx) {
+        for (int i = 0; i < 2; ++i)
+          for (int j = 0; j < 2; ++j) {
+            const int64_t oy = 2 * ty + i, ox = 2 * tx + j;
+            const bool inside = oy < a.out[0] && ox < a.out[1];
+            const int64_t at = ((n * a.out[0] + oy) * a.out[1] + ox) * a.c_out;
+            out.y[i * 2 + j] = inside ? a.y + at : nullptr;
+            out.res[i * 2 + j] = inside && a.res != nullptr ? a.res + at : nullptr;
+          }
+        out.m = m + t * ldm;
+        k.wino_out(out);
+      });
+    }
+  });
+  return Error::Ok;
+}
+
 Error depthwise(KernelContext& ctx, const ConvPackedArgs& a, const ConvF32Kernels& k) {
   const float* bias = a.bias;
   if (bias == nullptr) {
@@ -192,6 +302,13 @@ Error conv2d_packed_with(KernelContext& ctx, Value** args, const ConvF32Kernels&
   if (a.k[0] <= kRowFnMaxRows) return depthwise(ctx, a, k);
   conv2d_packed_portable(ctx, a);
   return Error::Ok;
+}
+
+Error conv2d_winograd_with(KernelContext& ctx, Value** args, const ConvF32Kernels& k) {
+  ConvPackedArgs a;
+  Error e = prepare_conv2d_packed(ctx, args, &a, true);
+  if (e != Error::Ok) return e;
+  return winograd(ctx, a, k);
 }
 
 Error max_pool2d_channels_last_with(KernelContext& ctx, Value** args, const ConvF32Kernels& k) {

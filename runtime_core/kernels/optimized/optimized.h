@@ -13,8 +13,9 @@
 //            conv_q8    pocket::conv2d_q8, conv2d_q8_packed, conv2d_q8_channels_last (static int8
 //                       convolution; channels-last depthwise on int8 through the i8 dot
 //                       products, else through conv's depthwise row)
-//            conv       pocket::conv2d_packed (channels-last convolution, packed weights) and
-//                       pocket::max_pool2d_channels_last
+//            conv       pocket::conv2d_packed (channels-last convolution, packed weights),
+//                       pocket::conv2d_winograd (3x3 stride 1 by Winograd F(2x2, 3x3), the
+//                       weight transformed) and pocket::max_pool2d_channels_last
 //            sdpa       pocket::sdpa
 //            llm        pocket::rms_norm, rope, swiglu (one set of row functions)
 //            nn         aten::native_layer_norm, _softmax (last dim), gelu on contiguous
@@ -50,10 +51,12 @@
 // New kernel families follow them. conv_f32_tile.inc is the loop of conv2d_packed (indirect
 // GEMM tile over a zero-padded input: one pointer per output position plus one offset per
 // tap, broadcast inputs x 16-channel weight rows, bias + residual + clamp epilogue; depthwise
-// rows with channels across lanes, 4 pixels per pass) and of max_pool2d_channels_last (rows
-// with channels across lanes, ATen's max rule in the traits' pool_max), driven by
-// conv_packed.cpp. sdpa_f32_tile.inc is sdpa's query rows (dot products, softmax, weighted V
-// sum; up to four query heads of one kv head together) over the fp32 vector traits plus exp.
+// rows with channels across lanes, 4 pixels per pass), of conv2d_winograd (the same tile
+// runs its 16 products, one tap each; the input and output transforms take channels across
+// lanes) and of max_pool2d_channels_last (rows with channels across lanes, ATen's max rule in
+// the traits' pool_max), driven by conv_packed.cpp. sdpa_f32_tile.inc is sdpa's query rows
+// (dot products, softmax, weighted V sum; up to four query heads of one kv head together)
+// over the fp32 vector traits plus exp.
 // The ISA-independent drivers are <op>.cpp (gemm.cpp, conv.cpp, linear_q.cpp, sdpa.cpp, llm.cpp, nn.cpp):
 // argument checks (shared with the portable kernels), threading, cache blocking, and the
 // portable fallback for cases the microkernels do not cover. table.cpp combines the best

@@ -21,7 +21,6 @@ namespace {
 // The sdpa loop's traits (sdpa_f32_tile.inc): the AVX2 fp32 vector traits and exp.
 struct Avx2Sdpa : Avx2F32 {
   static constexpr bool kFetchV = true;
-  POCKET_TARGET static V sub(V a, V b) { return _mm256_sub_ps(a, b); }
   POCKET_TARGET static V mul(V a, V b) { return _mm256_mul_ps(a, b); }
   POCKET_TARGET static V set1(float x) { return _mm256_set1_ps(x); }
   POCKET_TARGET static float hsum(V v) { return detail::hsum(v); }

@@ -21,7 +21,6 @@ namespace {
 // prefetched: not measured on arm64 hardware.
 struct NeonSdpa : NeonF32 {
   static constexpr bool kFetchV = false;
-  static V sub(V a, V b) { return vsubq_f32(a, b); }
   static V mul(V a, V b) { return vmulq_f32(a, b); }
   static V set1(float x) { return vdupq_n_f32(x); }
   static float hsum(V v) { return vaddvq_f32(v); }

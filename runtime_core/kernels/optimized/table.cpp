@@ -1,9 +1,9 @@
 // Which optimized kernel serves which op on which CPU. Each op-level kernel is a driver
 // (gemm.cpp, conv.cpp, linear_q.cpp, sdpa.cpp) bound to the best microkernels of a set:
 //
-// (convolution_clamp: the conv kernel of the set, then a clamp; conv2d_packed: conv f32 of the
-// set's gemm column (avx2, avx512, neon); linear_q_packed: the linear_qp
-// tile of the set's i8 column: avx2 in avx2/avx512, avx512vnni, neon, neondot; neoni8mm:
+// (convolution_clamp: the conv kernel of the set, then a clamp; conv2d_packed and
+// conv2d_winograd: conv f32 of the set's gemm column (avx2, avx512, neon); linear_q_packed:
+// the linear_qp tile of the set's i8 column: avx2 in avx2/avx512, avx512vnni, neon, neondot; neoni8mm:
 // neondot's, with SMMLA for tiles of several rows.)
 // (native_layer_norm, _softmax, gelu: nn f32 avx2 on x86-64, nn f32 neon on arm64.)
 //   set         linear/mm/bmm/addmm  conv (1x1, im2col / dw 3x3)  linear_q (f32 / i8)  conv2d_q8 (/ dw 3x3)  sdpa  rms_norm/rope/swiglu
@@ -76,6 +76,10 @@ Error conv2d_packed_k(KernelContext& c, Value** a) {
   return conv2d_packed_with(c, a, C);
 }
 template <const ConvF32Kernels& C>
+Error conv2d_winograd_k(KernelContext& c, Value** a) {
+  return conv2d_winograd_with(c, a, C);
+}
+template <const ConvF32Kernels& C>
 Error max_pool_cl_k(KernelContext& c, Value** a) {
   return max_pool2d_channels_last_with(c, a, C);
 }
@@ -115,6 +119,7 @@ Error gelu_k(KernelContext& c, Value** a) {
         {"pocket::conv2d_q8", conv2d_q8_k<Q, D>}, {"pocket::conv2d_q8_packed", conv2d_q8_packed_k<Q, D>}, \
         {"pocket::conv2d_q8_channels_last", conv2d_q8_cl_k<Q, C>},                                 \
         {"pocket::conv2d_packed", conv2d_packed_k<C>},                                           \
+        {"pocket::conv2d_winograd", conv2d_winograd_k<C>},                                       \
         {"pocket::max_pool2d_channels_last", max_pool_cl_k<C>},                                  \
         {"pocket::convolution_clamp", conv_clamp_k<G, D>},                                       \
         {"pocket::linear_q", linear_q_k<G, F, I>}, {"pocket::linear_q_packed", linear_q_packed_k<I>}, \

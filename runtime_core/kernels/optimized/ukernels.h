@@ -322,10 +322,29 @@ struct MaxPoolF32Row {
   int64_t c = 0, in_h = 0, in_w = 0, out_w = 0, oy = 0;
   int64_t k[2] = {1, 1}, stride[2] = {1, 1}, pad[2] = {0, 0}, dil[2] = {1, 1};
 };
+// Winograd F(2x2, 3x3) (pocket::conv2d_winograd), every channel of one tile of 2x2 outputs:
+// the input transform V = B^T d B of its 4x4 input pixels d (null: the padding) into 16
+// terms of c floats, term_stride apart; the output transform y = A^T m A + bias (+ res),
+// clamped, of its 16 product terms m into the 2x2 pixels y (null: past the output).
+struct WinoF32In {
+  const float* d[16] = {};
+  float* v = nullptr;
+  int64_t term_stride = 0, c = 0;
+};
+struct WinoF32Out {
+  const float* m = nullptr;
+  int64_t term_stride = 0, c = 0;
+  const float* bias = nullptr;  // (c), or null: none
+  float* y[4] = {};
+  const float* res[4] = {};     // null: no residual
+  float lo = -INFINITY, hi = INFINITY;
+};
 struct ConvF32Kernels {
   ConvF32TileFn narrow, wide;  // 1 and 2 blocks of 16 channels (wide may equal narrow); same mr
   void (*dw_row)(const DwConvF32Row& r);
   void (*max_pool_row)(const MaxPoolF32Row& r);
+  void (*wino_in)(const WinoF32In& t);
+  void (*wino_out)(const WinoF32Out& t);
 };
 // Kernel rows a row function (dw_row, max_pool_row) holds in its stack array; drivers send
 // taller windows to the portable kernels.
@@ -461,6 +480,7 @@ Error conv2d_q8_with(KernelContext& ctx, Value** args, const ConvQ8Kernels& k, D
 Error conv2d_q8_packed_with(KernelContext& ctx, Value** args, const ConvQ8Kernels& k, DwConv3x3Fn dw);
 Error conv2d_q8_channels_last_with(KernelContext& ctx, Value** args, const ConvQ8Kernels& k, const ConvF32Kernels& f);
 Error conv2d_packed_with(KernelContext& ctx, Value** args, const ConvF32Kernels& k);
+Error conv2d_winograd_with(KernelContext& ctx, Value** args, const ConvF32Kernels& k);
 Error max_pool2d_channels_last_with(KernelContext& ctx, Value** args, const ConvF32Kernels& k);
 Error rms_norm_with_kernels(KernelContext& ctx, Value** args, const LlmKernels& k);
 Error rope_with_kernels(KernelContext& ctx, Value** args, const LlmKernels& k);

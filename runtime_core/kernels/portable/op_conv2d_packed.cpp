@@ -1,4 +1,5 @@
 // pocket::conv2d_packed(Tensor x, Tensor weight, Tensor? bias, Tensor? residual, int out_channels, int[] stride, int[] padding, int[] dilation, int groups, float? out_min, float? out_max) -> Tensor
+// pocket::conv2d_winograd(the same arguments) -> Tensor
 //
 // 2d convolution of channels-last float32 tensors with the weight stored in the optimized
 // kernels' layout (parts.h, ConvPackedArgs): x (B, H, W, Cin) -> y (B, OH, OW, Cout) =
@@ -16,18 +17,21 @@ namespace detail {
 
 namespace {
 
-constexpr const char* kOp = "conv2d_packed";
+const char* op_name(const ConvPackedArgs& a) { return a.winograd ? "conv2d_winograd" : "conv2d_packed"; }
 
-Error read_bound(KernelContext& ctx, const Value& v, const char* name, float none, float* out) {
+Error read_bound(KernelContext& ctx, const ConvPackedArgs* a, const Value& v, const char* name, float none,
+                 float* out) {
   *out = none;
   if (v.is_none()) return Error::Ok;
-  if (std::isnan(v.d)) return ctx.fail(Error::InvalidArgument, "%s: %s is NaN, expected a number or None", kOp, name);
+  if (std::isnan(v.d))
+    return ctx.fail(Error::InvalidArgument, "%s: %s is NaN, expected a number or None", op_name(*a), name);
   *out = static_cast<float>(v.d);
   return Error::Ok;
 }
 
 // Channels, groups and the weight's shape (its layout follows from groups).
 Error check_weight(KernelContext& ctx, const Tensor& w, ConvPackedArgs* a) {
+  const char* const kOp = op_name(*a);
   char s1[128], s2[128];
   if (a->c_out < 1)
     return ctx.fail(Error::InvalidArgument, "%s: out_channels is %lld, expected >= 1", kOp,
@@ -44,9 +48,10 @@ Error check_weight(KernelContext& ctx, const Tensor& w, ConvPackedArgs* a) {
                     shape_string(w.sizes, w.dim, s1, sizeof s1),
                     dw ? "3-d (k_h, k_w, channels) for a depthwise convolution"
                        : "5-d (blocks, k_h, k_w, in channels, 16) for groups 1");
-  a->k[0] = w.sizes[dw ? 0 : 1];
-  a->k[1] = w.sizes[dw ? 1 : 2];
+  a->k[0] = a->winograd ? 3 : w.sizes[dw ? 0 : 1];
+  a->k[1] = a->winograd ? 3 : w.sizes[dw ? 1 : 2];
   int64_t want[5] = {a->blocks(), a->k[0], a->k[1], a->c_in, kConvPackLanes};
+  if (a->winograd) want[1] = want[2] = 4;  // the 3x3 kernel transformed: 4x4 terms
   if (dw) {
     want[0] = a->k[0];
     want[1] = a->k[1];
@@ -63,6 +68,7 @@ Error check_weight(KernelContext& ctx, const Tensor& w, ConvPackedArgs* a) {
 }
 
 Error parse(KernelContext& ctx, Value** args, ConvPackedArgs* a) {
+  const char* const kOp = op_name(*a);
   const Tensor& x = args[0]->tensor;
   const Tensor& w = args[1]->tensor;
   Error e = expect_dtype(ctx, kOp, "x", x, ScalarType::Float32);
@@ -84,11 +90,18 @@ Error parse(KernelContext& ctx, Value** args, ConvPackedArgs* a) {
   if (e == Error::Ok) e = expand_param(ctx, kOp, "stride", args[5]->int_list, 2, 1, a->stride);
   if (e == Error::Ok) e = expand_param(ctx, kOp, "padding", args[6]->int_list, 2, 0, a->pad);
   if (e == Error::Ok) e = expand_param(ctx, kOp, "dilation", args[7]->int_list, 2, 1, a->dil);
-  if (e == Error::Ok) e = read_bound(ctx, *args[9], "out_min", -INFINITY, &a->out_min);
-  if (e == Error::Ok) e = read_bound(ctx, *args[10], "out_max", INFINITY, &a->out_max);
+  if (e == Error::Ok) e = read_bound(ctx, a, *args[9], "out_min", -INFINITY, &a->out_min);
+  if (e == Error::Ok) e = read_bound(ctx, a, *args[10], "out_max", INFINITY, &a->out_max);
   if (e == Error::Ok && !args[2]->is_none())
     e = expect_vector(ctx, kOp, "bias", args[2]->tensor, a->c_out, ScalarType::Float32);
   if (e != Error::Ok) return e;
+  if (a->winograd && (a->groups != 1 || a->stride[0] != 1 || a->stride[1] != 1 || a->dil[0] != 1 || a->dil[1] != 1))
+    return ctx.fail(Error::InvalidArgument,
+                    "%s: stride (%lld, %lld), dilation (%lld, %lld), groups %lld: Winograd F(2x2, 3x3) runs "
+                    "stride 1, dilation 1, groups 1 only",
+                    kOp, static_cast<long long>(a->stride[0]), static_cast<long long>(a->stride[1]),
+                    static_cast<long long>(a->dil[0]), static_cast<long long>(a->dil[1]),
+                    static_cast<long long>(a->groups));
   for (int d = 0; d < 2; ++d) {
     const int64_t span = a->dil[d] * (a->k[d] - 1) + 1, padded = a->in[d] + 2 * a->pad[d];
     a->out[d] = padded < span ? 0 : (padded - span) / a->stride[d] + 1;
@@ -147,7 +160,9 @@ void depthwise_row(const ConvPackedArgs& a, int64_t n, int64_t oy, float* y) {
 
 }  // namespace
 
-Error prepare_conv2d_packed(KernelContext& ctx, Value** args, ConvPackedArgs* a) {
+Error prepare_conv2d_packed(KernelContext& ctx, Value** args, ConvPackedArgs* a, bool winograd) {
+  a->winograd = winograd;
+  const char* const kOp = op_name(*a);
   Error e = parse(ctx, args, a);
   if (e != Error::Ok) return e;
   Tensor& out = args[11]->tensor;
@@ -193,7 +208,67 @@ void conv2d_packed_portable(KernelContext& ctx, const ConvPackedArgs& a) {
   });
 }
 
+// Winograd F(2x2, 3x3) of output rows 2 ty and 2 ty + 1 (when inside) of batch item n.
+void winograd_rows(const ConvPackedArgs& a, int64_t n, int64_t ty) {
+  constexpr int64_t L = kConvPackLanes;
+  const int64_t cin = a.c_in, panel = 16 * cin * L;
+  for (int64_t tx = 0; 2 * tx < a.out[1]; ++tx)
+    for (int64_t co = 0; co < a.c_out; ++co) {
+      const float* u = a.w + co / L * panel + co % L;  // u[(term · cin + c) · L]
+      float m[16] = {};
+      for (int64_t c = 0; c < cin; ++c) {
+        float d[4][4], q[4][4];
+        for (int i = 0; i < 4; ++i)
+          for (int j = 0; j < 4; ++j) {
+            const int64_t iy = 2 * ty - a.pad[0] + i, ix = 2 * tx - a.pad[1] + j;
+            const bool in = iy >= 0 && iy < a.in[0] && ix >= 0 && ix < a.in[1];
+            d[i][j] = in ? a.x[((n * a.in[0] + iy) * a.in[1] + ix) * cin + c] : 0.0f;
+          }
+        for (int j = 0; j < 4; ++j) {  // B^T d
+          q[0][j] = d[0][j] - d[2][j];
+          q[1][j] = d[1][j] + d[2][j];
+          q[2][j] = d[2][j] - d[1][j];
+          q[3][j] = d[1][j] - d[3][j];
+        }
+        for (int i = 0; i < 4; ++i) {  // (B^T d) B, times U
+          const float v[4] = {q[i][0] - q[i][2], q[i][1] + q[i][2], q[i][2] - q[i][1], q[i][1] - q[i][3]};
+          for (int j = 0; j < 4; ++j) m[i * 4 + j] += v[j] * u[((i * 4 + j) * cin + c) * L];
+        }
+      }
+      for (int i = 0; i < 2; ++i) {  // A^T m A
+        const int64_t oy = 2 * ty + i;
+        if (oy >= a.out[0]) break;
+        float t[4];
+        for (int j = 0; j < 4; ++j) t[j] = i == 0 ? m[j] + m[4 + j] + m[8 + j] : m[4 + j] - m[8 + j] - m[12 + j];
+        const float o[2] = {t[0] + t[1] + t[2], t[1] - t[2] - t[3]};
+        for (int j = 0; j < 2; ++j) {
+          const int64_t ox = 2 * tx + j;
+          if (ox >= a.out[1]) break;
+          const int64_t at = ((n * a.out[0] + oy) * a.out[1] + ox) * a.c_out + co;
+          float v = o[j];
+          if (a.bias != nullptr) v += a.bias[co];
+          if (a.res != nullptr) v += a.res[at];
+          a.y[at] = conv_q8_clamp(v, a.out_min, a.out_max);
+        }
+      }
+    }
+}
+
+void conv2d_winograd_portable(KernelContext& ctx, const ConvPackedArgs& a) {
+  const int64_t th = (a.out[0] + 1) / 2;
+  ctx.parallel_for(a.batch * th, grain_for(2 * a.out[1] * a.c_out * a.c_in * 16), [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r) winograd_rows(a, r / th, r % th);
+  });
+}
+
 }  // namespace detail
+
+Error op_conv2d_winograd(KernelContext& ctx, Value** args) {
+  detail::ConvPackedArgs a;
+  Error e = detail::prepare_conv2d_packed(ctx, args, &a, true);
+  if (e == Error::Ok) detail::conv2d_winograd_portable(ctx, a);
+  return e;
+}
 
 Error op_conv2d_packed(KernelContext& ctx, Value** args) {
   detail::ConvPackedArgs a;

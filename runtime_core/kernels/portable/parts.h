@@ -174,6 +174,9 @@ inline float conv_q8_clamp(float y, float lo, float hi) {
 //   groups 1: (blocks, k_h, k_w, c_in, kConvPackLanes): [b, i, j, c, l] = w[16 b + l, c, i, j]
 //             (zero past c_out): per block of 16 output channels a panel of rows of 16
 //   depthwise (groups == c_in == c_out): (k_h, k_w, c): [i, j, c] = w[c, 0, i, j]
+//   pocket::conv2d_winograd (k 3x3, stride, dilation and groups 1): (blocks, 4, 4, c_in, 16),
+//             the 16 terms of U = G g G^T per channel pair (pack_winograd_weight) as groups 1
+//             packs a 4x4 kernel
 struct ConvPackedArgs {
   int64_t batch = 0, c_in = 0, c_out = 0, groups = 1;
   int64_t in[2] = {0, 0}, out[2] = {0, 0}, k[2] = {0, 0};  // (height, width)
@@ -184,13 +187,17 @@ struct ConvPackedArgs {
   const float* res = nullptr;   // null: no residual
   float out_min = -INFINITY, out_max = INFINITY;
   float* y = nullptr;
+  bool winograd = false;  // conv2d_winograd
   bool depthwise() const { return groups > 1; }
   int64_t blocks() const { return (c_out + kConvPackLanes - 1) / kConvPackLanes; }
   int64_t taps() const { return k[0] * k[1]; }
   int64_t out_plane() const { return out[0] * out[1]; }
 };
-Error prepare_conv2d_packed(KernelContext& ctx, Value** args, ConvPackedArgs* a);
+// winograd: pocket::conv2d_winograd's arguments (the same, k 3x3 and stride, dilation and
+// groups 1 checked).
+Error prepare_conv2d_packed(KernelContext& ctx, Value** args, ConvPackedArgs* a, bool winograd = false);
 void conv2d_packed_portable(KernelContext& ctx, const ConvPackedArgs& a);
+void conv2d_winograd_portable(KernelContext& ctx, const ConvPackedArgs& a);
 
 // ---- pocket::max_pool2d_channels_last: aten::max_pool2d (values only) of a channels-last
 // float32 x (batch, in_h, in_w, c) -> y (batch, out_h, out_w, c). prepare_ reads and checks the
