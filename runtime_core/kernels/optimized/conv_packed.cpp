@@ -177,15 +177,18 @@ Error winograd(KernelContext& ctx, const ConvPackedArgs& a, const ConvF32Kernels
   const int64_t fit = kWinoScratchBytes / static_cast<int64_t>(sizeof(float) * kWinoTerms * (cin + ldm)) / mr * mr;
   const int64_t chunk = std::max<int64_t>(mr, std::min<int64_t>(8 * mr, fit));
   const int64_t slices = slice_count(ctx, tiles, kWinoTerms * cin * a.c_out);
-  const int64_t scratch_floats = kWinoTerms * chunk * (cin + ldm);
+  // A term's V and M one cache line past a multiple of their size: 16 terms 4 KB apart would
+  // share one L1 set (a tile's transforms touch all 16).
+  const int64_t sv = chunk * cin + kConvPackLanes, sm = chunk * ldm + kConvPackLanes;
+  const int64_t scratch_floats = kWinoTerms * (sv + sm);
   float* scratch = nullptr;
   const float** rows = nullptr;
   Error e = temp_array(ctx, kOp, "the Winograd transforms", slices * scratch_floats, &scratch);
   if (e == Error::Ok) e = temp_array(ctx, kOp, "tile row pointers", slices * chunk, &rows);
   if (e != Error::Ok) return e;
   parallel_slices(ctx, tiles, slices, [&](int64_t sl, int64_t t_begin, int64_t t_end) {
-    float* const v = scratch + sl * scratch_floats;  // [term][chunk][c_in]
-    float* const m = v + kWinoTerms * chunk * cin;   // [term][chunk][ldm]
+    float* const v = scratch + sl * scratch_floats;  // [term][chunk][c_in], terms sv apart
+    float* const m = v + kWinoTerms * sv;             // [term][chunk][ldm], terms sm apart
     const float** const r = rows + sl * chunk;
     int64_t term_offset = 0;  // the products' one tap: V[term] from V[0]
     ConvF32Tile tl;
@@ -196,10 +199,10 @@ Error winograd(KernelContext& ctx, const ConvPackedArgs& a, const ConvF32Kernels
     tl.bias = kZeroBias;
     tl.ldy = ldm;
     WinoF32In in;
-    in.term_stride = chunk * cin;
+    in.term_stride = sv;
     in.c = cin;
     WinoF32Out out;
-    out.term_stride = chunk * ldm;
+    out.term_stride = sm;
     out.c = a.c_out;
     out.bias = a.bias;
     out.lo = a.out_min;
@@ -237,11 +240,11 @@ Error winograd(KernelContext& ctx, const ConvPackedArgs& a, const ConvF32Kernels
         const ConvF32TileFn& fn = b0 + 1 < blocks ? k.wide : k.narrow;
         tl.cols_n = static_cast<int>(std::min<int64_t>(fn.nr, a.c_out - b0 * kConvPackLanes));
         for (int term = 0; term < kWinoTerms; ++term) {
-          term_offset = term * chunk * cin;
+          term_offset = term * sv;
           tl.w = a.w + (b0 * kWinoTerms + term) * cin * kConvPackLanes;
           for (int64_t p0 = 0; p0 < tn; p0 += mr) {
             tl.rows = r + p0;
-            tl.y = m + (term * chunk + p0) * ldm + b0 * kConvPackLanes;
+            tl.y = m + term * sm + p0 * ldm + b0 * kConvPackLanes;
             tl.rows_n = static_cast<int>(std::min<int64_t>(mr, tn - p0));
             fn.fn(tl);
           }
