@@ -29,6 +29,9 @@ void test_conv2d_packed(KernelFn portable, KernelFn fast, const char* set) {
       {2, 6, 6, 7, 7, 3, 1, 1, 6},    {1, 19, 19, 12, 13, 3, 1, 1, 19}, {1, 72, 72, 9, 10, 3, 2, 1, 72},
       {1, 5, 5, 9, 9, 5, 1, 2, 5, 2}, {1, 40, 40, 3, 17, 3, 1, 4, 40},
       {2, 64, 48, 5, 6, 3, 1, 1, 1},  // weights past L1: channel group first, over two batch items
+      // depthwise 3x3 rows long enough for the runs that load each input pixel once (8
+      // pixels at stride 1, 6 at stride 2), with channel groups, single vectors and a tail
+      {1, 72, 72, 9, 30, 3, 2, 1, 72}, {1, 56, 56, 5, 40, 3, 1, 1, 56},
   };
   const double bounds[4][2] = {{-INFINITY, INFINITY}, {0.0, INFINITY}, {0.0, 6.0}, {-0.5, 0.25}};
   int i = 0;
@@ -210,6 +213,7 @@ void test_conv_q8(const char* op, KernelFn portable, KernelFn fast, const char* 
       {1, 16, 16, 12, 20, 3, 3, 1, 1, 1, 16, 7}, {1, 72, 72, 9, 11, 3, 3, 2, 1, 1, 72, -100},
       {1, 19, 19, 6, 30, 1, 9, 1, 4, 1, 19, 11}, {1, 16, 16, 10, 8, 7, 1, 1, 3, 1, 16, 0},
       {1, 20, 20, 7, 23, 3, 3, 2, 2, 2, 20, 5},  // stride = dilation 2: runs of overlapping columns
+      {1, 40, 40, 6, 31, 3, 3, 2, 1, 1, 40, 9},  // stride 2, rows of several runs
       // no padding, whole quads: an int8 x read where it is (each twice: one pass is int8 x)
       {1, 12, 72, 7, 9, 1, 1, 1, 0, 1, 1, -9},   {1, 12, 72, 7, 9, 1, 1, 1, 0, 1, 1, -9},
       {2, 8, 40, 5, 6, 3, 3, 2, 0, 1, 1, 3},     {2, 8, 40, 5, 6, 3, 3, 2, 0, 1, 1, 3},
