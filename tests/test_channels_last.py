@@ -57,8 +57,9 @@ def test_example_cnns_run_channels_last_with_fused_epilogues(name):
 
 
 class ThreeByThree(torch.nn.Module):
-    """3x3 stride-1 convolutions where Winograd pays and where it does not: few channels, few
-    2x2 tiles, stride 2, a residual block (conv + residual + ReLU fused into the Winograd op)."""
+    """3x3 stride-1 convolutions where Winograd pays and where it does not: 3 channels, 16
+    channels on few 2x2 tiles, stride 2; 40 channels on few tiles (it pays); a residual block
+    (conv + residual + ReLU fused into the Winograd op)."""
 
     def __init__(self):
         super().__init__()
@@ -67,29 +68,30 @@ class ThreeByThree(torch.nn.Module):
         self.b = torch.nn.Conv2d(24, 40, 3, padding=1, bias=False)  # Winograd, into the residual sum
         self.skip = torch.nn.Conv2d(24, 40, 1)
         self.down = torch.nn.Conv2d(40, 40, 3, stride=2, padding=1)  # stride 2: direct
-        self.small = torch.nn.Conv2d(40, 40, 3, padding=1)        # 3x3 outputs, 4 tiles: direct
+        self.small = torch.nn.Conv2d(40, 40, 3, padding=1)        # 3x3 outputs, 4 tiles, 40 channels: Winograd
+        self.few = torch.nn.Conv2d(40, 16, 3, padding=1)          # 16 channels on 4 tiles: direct
         self.pool = torch.nn.AdaptiveAvgPool2d(6)
 
     def forward(self, x):
         y = torch.relu(self.a(torch.relu(self.stem(x))))
         y = torch.relu(self.b(y) + self.skip(y))
-        return self.small(self.down(self.pool(y)))
+        return self.few(self.small(self.down(self.pool(y))))
 
 
 def test_winograd_where_it_pays():
     torch.manual_seed(0)
     model, x = ThreeByThree().eval(), torch.randn(2, 3, 13, 11)
     program = pocket.export(model, (x,))
-    assert op_calls(program, "pocket::conv2d_winograd") == 2 and op_calls(program, "pocket::conv2d_packed") == 4
+    assert op_calls(program, "pocket::conv2d_winograd") == 3 and op_calls(program, "pocket::conv2d_packed") == 4
     assert not set(ops_of(program)) & {"aten::relu", "aten::add.Tensor"}  # b's sum and ReLU went into its epilogue
     assert_matches(program, model, (x,))
     assert_matches(program, model, (torch.randn(2, 3, 13, 11) * 3,))
 
 
-@pytest.mark.parametrize("name,count", [("resnet", 7), ("mobilenet_v2", 0)])
+@pytest.mark.parametrize("name,count", [("resnet", 10), ("mobilenet_v2", 0)])
 def test_example_cnns_winograd(name, count):
-    # resnet: the 3x3 stride-1 convolutions at 16x16 (16 channels) and 8x8 (32); not at 4x4 (4
-    # tiles). mobilenet_v2's 3x3 convolutions are depthwise or strided.
+    # resnet: the 3x3 stride-1 convolutions at 16x16 (16 channels), 8x8 (32) and 4x4 (64).
+    # mobilenet_v2's 3x3 convolutions are depthwise or strided.
     model, inputs = getattr(models, name)()
     assert op_calls(pocket.export(model, inputs), "pocket::conv2d_winograd") == count
 

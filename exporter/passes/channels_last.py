@@ -162,22 +162,26 @@ def _conv_args(node, mg):
 
 # Winograd F(2x2, 3x3) (pocket::conv2d_winograd) multiplies 16 times per 2x2 outputs and
 # channel pair where the direct convolution multiplies 36 times, and adds two transforms per
-# 2x2 outputs and channel. It pays with enough channels for the products to outweigh the
-# transforms and enough 2x2 tiles per image to fill the GEMM tiles' rows (measured: at 8x8
-# outputs and 32 channels 1.5x, 4x4 outputs none; 14x14 and 56x56 with 64 channels 1.7-1.8x).
-WINOGRAD_MIN_CHANNELS = 16
-WINOGRAD_MIN_TILES = 16
+# 2x2 outputs and channel. It pays where the products outweigh the transforms: with 32 or
+# more input and output channels at any image size (measured, AVX-512, 1 / 2 threads: 2x2
+# outputs 1.03-1.26x, 4x4 1.5-2.0x, 14x14 and 56x56 1.7-2.0x), with 16 to 31 from 16 2x2
+# tiles on (8x8 outputs 1.07 / 1.63x, 16x16 1.3-1.5x; 6x6 0.94x at 1 thread); not below 16.
+WINOGRAD_CHANNELS = 32
+WINOGRAD_FEW_CHANNELS, WINOGRAD_FEW_CHANNELS_TILES = 16, 16
 
 
 def _winograd_pays(node, w, stride, dilation, groups) -> bool:
     if groups != 1 or tuple(w.shape[2:]) != (3, 3) or any(int(v) != 1 for v in (*stride, *dilation)):
         return False
-    if min(w.shape[0], w.shape[1]) < WINOGRAD_MIN_CHANNELS:
+    channels = min(w.shape[0], w.shape[1])
+    if channels >= WINOGRAD_CHANNELS:
+        return True
+    if channels < WINOGRAD_FEW_CHANNELS:
         return False
     h, wd = node.meta["val"].shape[2:]
     if not (isinstance(h, int) and isinstance(wd, int)):
         return True  # a dynamic image size: its bound is usually large
-    return ((h + 1) // 2) * ((wd + 1) // 2) >= WINOGRAD_MIN_TILES
+    return ((h + 1) // 2) * ((wd + 1) // 2) >= WINOGRAD_FEW_CHANNELS_TILES
 
 
 def _q8_convertible(node, mg) -> bool:

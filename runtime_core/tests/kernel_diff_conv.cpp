@@ -77,6 +77,8 @@ void test_conv2d_winograd(KernelFn portable, KernelFn fast, const char* set) {
       {1, 16, 16, 16, 16, 1}, {1, 3, 5, 7, 9, 1},   {2, 17, 20, 9, 8, 1},  {1, 8, 33, 5, 11, 0},
       {1, 24, 40, 40, 37, 1}, {1, 5, 3, 3, 3, 2},   {3, 32, 16, 6, 5, 2},  {1, 64, 64, 4, 4, 1},
       {1, 1, 1, 1, 1, 1},     {2, 12, 48, 21, 22, 1},
+      // few tiles: the few-rows tile, channel blocks split over the threads, a last odd block
+      {1, 40, 72, 3, 5, 1},   {2, 33, 100, 2, 2, 1},  {1, 64, 128, 4, 4, 1},
   };
   const double bounds[4][2] = {{-INFINITY, INFINITY}, {0.0, INFINITY}, {0.0, 6.0}, {-0.5, 0.25}};
   int i = 0;

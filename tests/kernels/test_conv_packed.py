@@ -135,6 +135,8 @@ WINO_CASES = [  # (n, c_in, h, w), c_out, padding
     ((1, 24, 40, 37), 40, (1, 1)),  # many chunks and slices
     ((3, 32, 6, 5), 16, (2, 2)),    # padding wider than the tile's overlap
     ((1, 1, 1, 1), 1, (1, 1)),      # one output
+    ((1, 40, 3, 5), 72, (1, 1)),    # few tiles: the few-rows tile; channel blocks split over threads
+    ((2, 33, 2, 2), 100, (1, 1)),
 ]
 
 

@@ -166,7 +166,7 @@ Error dense(KernelContext& ctx, const ConvPackedArgs& a, const ConvF32Kernels& k
 //   the output transform, y = A^T M A + bias (+ residual), clamped: wino_out.
 // A chunk's V and M stay in L2 while the weights stream through once per chunk.
 constexpr int kWinoTerms = 16;
-constexpr float kZeroBias[2 * kConvPackLanes] = {};  // the products' bias (the tile's nr at most)
+constexpr float kZeroBias[4 * kConvPackLanes] = {};  // the products' bias (a tile's nr at most)
 constexpr int64_t kWinoScratchBytes = 128 * 1024;  // a chunk's V and M
 
 Error winograd(KernelContext& ctx, const ConvPackedArgs& a, const ConvF32Kernels& k) {
@@ -176,7 +176,11 @@ Error winograd(KernelContext& ctx, const ConvPackedArgs& a, const ConvF32Kernels
   const int64_t th = (a.out[0] + 1) / 2, tw = (a.out[1] + 1) / 2, tiles = a.batch * th * tw;
   const int64_t fit = kWinoScratchBytes / static_cast<int64_t>(sizeof(float) * kWinoTerms * (cin + ldm)) / mr * mr;
   const int64_t chunk = std::max<int64_t>(mr, std::min<int64_t>(8 * mr, fit));
-  const int64_t slices = slice_count(ctx, tiles, kWinoTerms * cin * a.c_out);
+  // Slices of tiles, and with few tiles for the threads (each would read all the weights for a
+  // tile or two) slices of output channels too: tile part s / col_parts, channel part
+  // s % col_parts.
+  const int64_t slices = slice_count(ctx, tiles * blocks, kWinoTerms * cin * kConvPackLanes);
+  const int64_t col_parts = tiles >= 8 * slices ? 1 : std::min(slices, blocks), tile_parts = slices / col_parts;
   // A term's V and M one cache line past a multiple of their size: 16 terms 4 KB apart would
   // share one L1 set (a tile's transforms touch all 16).
   const int64_t sv = chunk * cin + kConvPackLanes, sm = chunk * ldm + kConvPackLanes;
@@ -186,7 +190,11 @@ Error winograd(KernelContext& ctx, const ConvPackedArgs& a, const ConvF32Kernels
   Error e = temp_array(ctx, kOp, "the Winograd transforms", slices * scratch_floats, &scratch);
   if (e == Error::Ok) e = temp_array(ctx, kOp, "tile row pointers", slices * chunk, &rows);
   if (e != Error::Ok) return e;
-  parallel_slices(ctx, tiles, slices, [&](int64_t sl, int64_t t_begin, int64_t t_end) {
+  const auto run_slice = [&](int64_t sl) {
+    const int64_t tp = sl / col_parts, cp = sl % col_parts;
+    const int64_t t_begin = tiles * tp / tile_parts, t_end = tiles * (tp + 1) / tile_parts;
+    const int64_t blk0 = blocks * cp / col_parts, blk1 = blocks * (cp + 1) / col_parts;
+    const int64_t c0 = blk0 * kConvPackLanes, c1 = std::min(a.c_out, blk1 * kConvPackLanes);
     float* const v = scratch + sl * scratch_floats;  // [term][chunk][c_in], terms sv apart
     float* const m = v + kWinoTerms * sv;             // [term][chunk][ldm], terms sm apart
     const float** const r = rows + sl * chunk;
@@ -203,8 +211,8 @@ Error winograd(KernelContext& ctx, const ConvPackedArgs& a, const ConvF32Kernels
     in.c = cin;
     WinoF32Out out;
     out.term_stride = sm;
-    out.c = a.c_out;
-    out.bias = a.bias;
+    out.c = c1 - c0;
+    out.bias = a.bias != nullptr ? a.bias + c0 : nullptr;
     out.lo = a.out_min;
     out.hi = a.out_max;
     // f(t, n, ty, tx) for the chunk's tiles t0 + t, t < tn: batch item n, tile row ty, column tx.
@@ -236,16 +244,20 @@ Error winograd(KernelContext& ctx, const ConvPackedArgs& a, const ConvF32Kernels
       });
       // Row pointers of the chunk's GEMM tiles (past tn: the last tile again, never stored).
       for (int64_t t = 0; t < (tn + mr - 1) / mr * mr; ++t) r[t] = v + std::min(t, tn - 1) * cin;
-      for (int64_t b0 = 0; b0 < blocks; b0 += per_group) {
-        const ConvF32TileFn& fn = b0 + 1 < blocks ? k.wide : k.narrow;
+      // Blocks of output channels: the few-rows tile while a whole one fits, then wide, narrow.
+      const int64_t few = tn <= k.few.mr && k.few.mr < mr ? k.few.nr / kConvPackLanes : 0;
+      for (int64_t b0 = blk0, step = 0; b0 < blk1; b0 += step) {
+        const bool use_few = few > 0 && b0 + few <= blk1;
+        const ConvF32TileFn& fn = use_few ? k.few : b0 + 1 < blk1 ? k.wide : k.narrow;
+        step = use_few ? few : per_group;
         tl.cols_n = static_cast<int>(std::min<int64_t>(fn.nr, a.c_out - b0 * kConvPackLanes));
         for (int term = 0; term < kWinoTerms; ++term) {
           term_offset = term * sv;
           tl.w = a.w + (b0 * kWinoTerms + term) * cin * kConvPackLanes;
-          for (int64_t p0 = 0; p0 < tn; p0 += mr) {
+          for (int64_t p0 = 0; p0 < tn; p0 += fn.mr) {
             tl.rows = r + p0;
             tl.y = m + term * sm + p0 * ldm + b0 * kConvPackLanes;
-            tl.rows_n = static_cast<int>(std::min<int64_t>(mr, tn - p0));
+            tl.rows_n = static_cast<int>(std::min<int64_t>(fn.mr, tn - p0));
             fn.fn(tl);
           }
         }
@@ -255,14 +267,17 @@ Error winograd(KernelContext& ctx, const ConvPackedArgs& a, const ConvF32Kernels
           for (int j = 0; j < 2; ++j) {
             const int64_t oy = 2 * ty + i, ox = 2 * tx + j;
             const bool inside = oy < a.out[0] && ox < a.out[1];
-            const int64_t at = ((n * a.out[0] + oy) * a.out[1] + ox) * a.c_out;
+            const int64_t at = ((n * a.out[0] + oy) * a.out[1] + ox) * a.c_out + c0;
             out.y[i * 2 + j] = inside ? a.y + at : nullptr;
             out.res[i * 2 + j] = inside && a.res != nullptr ? a.res + at : nullptr;
           }
-        out.m = m + t * ldm;
+        out.m = m + t * ldm + c0;
         k.wino_out(out);
       });
     }
+  };
+  ctx.parallel_for(tile_parts * col_parts, 1, [&](int64_t s0, int64_t s1) {
+    for (int64_t sl = s0; sl < s1; ++sl) run_slice(sl);
   });
   return Error::Ok;
 }

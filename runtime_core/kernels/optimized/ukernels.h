@@ -345,6 +345,9 @@ struct ConvF32Kernels {
   void (*max_pool_row)(const MaxPoolF32Row& r);
   void (*wino_in)(const WinoF32In& t);
   void (*wino_out)(const WinoF32Out& t);
+  // Winograd's products when a chunk has few tiles (the narrow tile's rows would be mostly
+  // repeats): a tile of fewer rows and more channels where the registers allow, else narrow.
+  ConvF32TileFn few;
 };
 // Kernel rows a row function (dw_row, max_pool_row) holds in its stack array; drivers send
 // taller windows to the portable kernels.
