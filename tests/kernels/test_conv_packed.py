@@ -37,7 +37,8 @@ CASES = [
 ]
 
 
-def case_args(shape, c_out, k, stride, padding, dilation, dw, bias=True, residual=False, bounds=(None, None)):
+def case_args(shape, c_out, k, stride, padding, dilation, dw, bias=True, residual=False, bounds=(None, None),
+              pack=pack_conv_weight):
     n, c_in, h, w = shape
     groups = c_in if dw else 1
     x = torch.randn(shape)
@@ -45,7 +46,7 @@ def case_args(shape, c_out, k, stride, padding, dilation, dw, bias=True, residua
     b = torch.randn(c_out) if bias else None
     y = torch.nn.functional.conv2d(x, wt, b, stride, padding, dilation, groups)
     r = torch.randn(y.shape) if residual else None
-    args = [x.permute(0, 2, 3, 1).contiguous(), pack_conv_weight(wt, groups), b,
+    args = [x.permute(0, 2, 3, 1).contiguous(), pack(wt, groups), b,
             r.permute(0, 2, 3, 1).contiguous() if r is not None else None, c_out, list(stride), list(padding),
             list(dilation), groups, *bounds]
     y = y + r if r is not None else y
@@ -53,10 +54,11 @@ def case_args(shape, c_out, k, stride, padding, dilation, dw, bias=True, residua
     return args, want
 
 
-def variants():
+def variants(cases=CASES, shift=0):
+    """Each case with bias, residual and bounds varied (shift: a different mix)."""
     bounds = [(None, None), (0.0, None), (0.0, 6.0), (-0.5, 0.25)]
-    for i, case in enumerate(CASES):
-        yield case, dict(bias=i % 3 != 0, residual=i % 2 == 1, bounds=bounds[i % 4])
+    for i, case in enumerate(cases):
+        yield case, dict(bias=(i + shift) % 3 != 0, residual=(i + shift) % 2 == 1, bounds=bounds[i % 4])
 
 
 @pytest.mark.parametrize("case,opts", list(variants()))
@@ -140,28 +142,13 @@ WINO_CASES = [  # (n, c_in, h, w), c_out, padding
 ]
 
 
-def wino_args(shape, c_out, padding, bias=True, residual=False, bounds=(None, None)):
-    x = torch.randn(shape)
-    wt = torch.randn(c_out, shape[1], 3, 3)
-    b = torch.randn(c_out) if bias else None
-    y = torch.nn.functional.conv2d(x, wt, b, 1, padding)
-    r = torch.randn(y.shape) if residual else None
-    args = [x.permute(0, 2, 3, 1).contiguous(), pack_winograd_weight(wt), b,
-            r.permute(0, 2, 3, 1).contiguous() if r is not None else None, c_out, [1, 1], list(padding), [1, 1], 1,
-            *bounds]
-    y = y + r if r is not None else y
-    want = (torch.clamp(y, *bounds) if bounds != (None, None) else y).permute(0, 2, 3, 1).contiguous()
-    return args, want
-
-
-def wino_variants():
-    bounds = [(None, None), (0.0, None), (0.0, 6.0), (-0.5, 0.25)]
-    for i, case in enumerate(WINO_CASES):
-        yield case, dict(bias=i % 3 != 1, residual=i % 2 == 0, bounds=bounds[i % 4])
+def wino_args(shape, c_out, padding, **opts):
+    return case_args(shape, c_out, (3, 3), (1, 1), padding, (1, 1), False,
+                     pack=lambda w, groups: pack_winograd_weight(w), **opts)
 
 
 @pytest.mark.parametrize("table", ["portable"] + SETS)
-@pytest.mark.parametrize("case,opts", list(wino_variants()))
+@pytest.mark.parametrize("case,opts", list(variants(WINO_CASES, shift=1)))
 def test_winograd_matches_conv2d(case, opts, table):
     # Winograd's transforms add and subtract up to 16 products per output where the direct
     # convolution sums 9: its rounding error is a few times the direct one's.
