@@ -88,6 +88,19 @@ def test_winograd_where_it_pays():
     assert_matches(program, model, (torch.randn(2, 3, 13, 11) * 3,))
 
 
+def test_winograd_with_a_dynamic_image_size():
+    # the image size is known only at run time: 16 channels take Winograd (its bound is large),
+    # then odd and even sizes, the smallest one output pixel
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Conv2d(3, 16, 3, padding=1), torch.nn.ReLU(),
+                                torch.nn.Conv2d(16, 16, 3, padding=1)).eval()
+    h, w = torch.export.Dim("h", min=1, max=40), torch.export.Dim("w", min=1, max=40)
+    program = pocket.export(model, (torch.randn(1, 3, 20, 24),), dynamic_shapes=({2: h, 3: w},))
+    assert "pocket::conv2d_winograd" in ops_of(program)
+    for size in ((40, 40), (13, 7), (1, 1), (2, 5)):
+        assert_matches(program, model, (torch.randn(1, 3, *size),))
+
+
 @pytest.mark.parametrize("name,count", [("resnet", 10), ("mobilenet_v2", 0)])
 def test_example_cnns_winograd(name, count):
     # resnet: the 3x3 stride-1 convolutions at 16x16 (16 channels), 8x8 (32) and 4x4 (64).
