@@ -185,6 +185,7 @@ def test_winograd_bad_inputs_give_named_errors():
     wino_failing([x, w, b, r, 20, [2, 2], *args[6:]], r"conv2d_winograd: stride \(2, 2\).*stride 1, dilation 1")
     wino_failing([x, w, b, r, 20, [1, 1], [1, 1], [2, 2], *args[8:]], r"conv2d_winograd: .*dilation \(2, 2\)")
     wino_failing([x, w, b[:5], r, *args[4:]], r"conv2d_winograd: bias has shape \[5\], expected \[20\]")
+    wino_failing([x, w, b, r, 20, [1, 1], [1, 1], [1, 1], 3, None, None], r"conv2d_winograd: groups is 3, expected 1")
     wino_failing([x, w, b, r[:, :3], *args[4:]], r"conv2d_winograd: residual has shape")
     with pytest.raises(ValueError, match="conv2d_winograd: stride"):
         torch.ops.pocket.conv2d_winograd(x, w, b, r, 20, [2, 2], *args[6:])

@@ -198,6 +198,39 @@ def conv2d_packed_cases():
                 torch.randn(y.shape) if g == 1 else None, cout, [s, s], [p, p], [d, d], g, None, None], y)
 
 
+def conv2d_winograd_cases():
+    """Winograd F(2x2, 3x3) convolutions (more in test_conv_packed.py): odd sizes and channel
+    counts, padding 0 and 2, few tiles (the few-rows tile, a channel split), a residual."""
+    from pocket.exporter.custom_ops import pack_winograd_weight
+
+    for n, cin, cout, h, w, p in [(1, 16, 16, 16, 16, 1), (2, 5, 21, 7, 9, 1), (1, 33, 40, 4, 5, 0),
+                                  (1, 64, 72, 3, 3, 2)]:
+        x, wt = torch.randn(n, cin, h, w), torch.randn(cout, cin, 3, 3)
+        y = torch.nn.functional.conv2d(x, wt, None, 1, p).permute(0, 2, 3, 1).contiguous()
+        yield ([x.permute(0, 2, 3, 1).contiguous(), pack_winograd_weight(wt), torch.randn(cout),
+                torch.randn(y.shape) if p != 0 else None, cout, [1, 1], [p, p], [1, 1], 1, None, None], y)
+
+
+def winograd_magnitude(args):
+    """What bounds conv2d_winograd's rounding, per output: |A^T| (sum over input channels of
+    |U| |B^T| |d| |B|) |A| + |bias| + |residual| (d: each 2x2 tile's 4x4 input pixels)."""
+    from pocket.exporter.custom_ops import unpack_conv_weight
+
+    x, u, b, r, cout, _, (ph, pw) = args[:7]
+    n, h, w, _ = x.shape
+    oh, ow = h + 2 * ph - 2, w + 2 * pw - 2
+    th, tw = (oh + 1) // 2, (ow + 1) // 2
+    xp = torch.nn.functional.pad(x.abs().permute(0, 3, 1, 2), (pw, 2 * tw + 2 - w - pw, ph, 2 * th + 2 - h - ph))
+    d = torch.nn.functional.unfold(xp, 4, stride=2).reshape(n, -1, 4, 4, th * tw)  # (n, c, 4, 4, tiles)
+    bt = torch.tensor([[1.0, 0, 1, 0], [0, 1, 1, 0], [0, 1, 1, 0], [0, 1, 0, 1]])  # |B^T|
+    at = torch.tensor([[1.0, 1, 1, 0], [0, 1, 1, 1]])  # |A^T|
+    v = torch.einsum("ik,nckls,jl->ncijs", bt, d, bt)
+    m = torch.einsum("ocij,ncijs->noijs", unpack_conv_weight(u.abs(), cout, 1), v)
+    y = torch.einsum("ai,noijs,bj->nosab", at, m, at).reshape(n, cout, th, tw, 2, 2)
+    y = y.permute(0, 2, 4, 3, 5, 1).reshape(n, 2 * th, 2 * tw, cout)[:, :oh, :ow]
+    return y + (b.abs() if b is not None else 0) + (r.abs() if r is not None else 0)
+
+
 def max_pool_channels_last_cases():
     """Channels-last max pooling (NaN and signed zeros: test_conv_packed.py): vector runs and
     tails of channels, padding, stride, dilation, ceil mode."""
@@ -417,6 +450,7 @@ CASES = {
     "aten::convolution": convolution_cases,
     "pocket::conv2d_q8": conv2d_q8_cases,
     "pocket::conv2d_packed": conv2d_packed_cases,
+    "pocket::conv2d_winograd": conv2d_winograd_cases,
     "pocket::max_pool2d_channels_last": max_pool_channels_last_cases,
     "pocket::convolution_clamp": convolution_clamp_cases,
     "pocket::conv2d_q8_packed": conv2d_q8_packed_cases,
@@ -463,6 +497,8 @@ def test_optimized_matches_portable(op, table):
         elif op in ("pocket::conv2d_q8", "pocket::conv2d_q8_packed", "pocket::conv2d_q8_channels_last",
                     "pocket::max_pool2d_channels_last"):
             check(op, args, like, table, 0, 0)
+        elif op == "pocket::conv2d_winograd":
+            check(op, args, like, table, winograd_magnitude(args), 1e-5)
         elif op == "aten::native_layer_norm":
             check_layer_norm(args, like, table)
         elif op == "aten::_softmax":  # exp within 2 ulp, float sums; 1e-38 where portable has ~0

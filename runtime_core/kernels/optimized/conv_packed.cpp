@@ -13,6 +13,8 @@
 //       epilogue.
 //   depthwise: one output row per task, channels across vector lanes (kernels up to 16 rows
 //       high; taller ones run the portable kernel).
+// And of pocket::conv2d_winograd (3x3, stride 1, groups 1, the weight transformed at export):
+//   Winograd F(2x2, 3x3) through the ISA's transforms and the groups-1 tile (winograd below).
 // And of pocket::max_pool2d_channels_last, the pooling inside such a chain: one output row per
 // task, channels across vector lanes, as depthwise.
 #include <algorithm>
@@ -154,11 +156,11 @@ Error dense(KernelContext& ctx, const ConvPackedArgs& a, const ConvF32Kernels& k
   return Error::Ok;
 }
 
-
 // Winograd F(2x2, 3x3) (conv2d_winograd: the weight U is (blocks, 16 terms, c_in, 16), each
 // term's panel as a groups-1 panel of one tap). The 2x2 output tiles of all batch items, in
-// row-major order, are cut into slices (one per thread) and a slice into chunks of up to
-// `chunk` tiles, each run in three steps on the slice's scratch:
+// row-major order, are cut into slices (one per thread; with few tiles for the threads, the
+// output channels are cut as well) and a slice into chunks of up to `chunk` tiles, each run
+// in three steps on the slice's scratch:
 //   the input transform, V[term][t] = (B^T d B)[term] of tile t's 4x4 input pixels (c_in
 //     floats each; the padding and what lies past the input are zeros): wino_in;
 //   16 products M[term] = V[term] U[term] (tiles x c_in by c_in x c_out), by the groups-1

@@ -33,6 +33,9 @@ Error read_bound(KernelContext& ctx, const ConvPackedArgs* a, const Value& v, co
 Error check_weight(KernelContext& ctx, const Tensor& w, ConvPackedArgs* a) {
   const char* const kOp = op_name(*a);
   char s1[128], s2[128];
+  if (a->winograd && a->groups != 1)
+    return ctx.fail(Error::InvalidArgument, "%s: groups is %lld, expected 1 (Winograd F(2x2, 3x3))", kOp,
+                    static_cast<long long>(a->groups));
   if (a->c_out < 1)
     return ctx.fail(Error::InvalidArgument, "%s: out_channels is %lld, expected >= 1", kOp,
                     static_cast<long long>(a->c_out));
@@ -95,13 +98,12 @@ Error parse(KernelContext& ctx, Value** args, ConvPackedArgs* a) {
   if (e == Error::Ok && !args[2]->is_none())
     e = expect_vector(ctx, kOp, "bias", args[2]->tensor, a->c_out, ScalarType::Float32);
   if (e != Error::Ok) return e;
-  if (a->winograd && (a->groups != 1 || a->stride[0] != 1 || a->stride[1] != 1 || a->dil[0] != 1 || a->dil[1] != 1))
+  if (a->winograd && (a->stride[0] != 1 || a->stride[1] != 1 || a->dil[0] != 1 || a->dil[1] != 1))
     return ctx.fail(Error::InvalidArgument,
-                    "%s: stride (%lld, %lld), dilation (%lld, %lld), groups %lld: Winograd F(2x2, 3x3) runs "
-                    "stride 1, dilation 1, groups 1 only",
+                    "%s: stride (%lld, %lld), dilation (%lld, %lld): Winograd F(2x2, 3x3) runs stride 1, dilation 1 "
+                    "only",
                     kOp, static_cast<long long>(a->stride[0]), static_cast<long long>(a->stride[1]),
-                    static_cast<long long>(a->dil[0]), static_cast<long long>(a->dil[1]),
-                    static_cast<long long>(a->groups));
+                    static_cast<long long>(a->dil[0]), static_cast<long long>(a->dil[1]));
   for (int d = 0; d < 2; ++d) {
     const int64_t span = a->dil[d] * (a->k[d] - 1) + 1, padded = a->in[d] + 2 * a->pad[d];
     a->out[d] = padded < span ? 0 : (padded - span) / a->stride[d] + 1;
