@@ -157,8 +157,8 @@ public final class TextRunner: @unchecked Sendable {
   }
 
   /// `generate` as an async sequence of pieces. Generation runs on a thread of its own, off
-  /// the caller's task; when the consuming task is cancelled or stops iterating, generation
-  /// stops after the current token.
+  /// the caller's task, at most 16 pieces ahead of the reader; when the consuming task is
+  /// cancelled or stops iterating, generation stops after the current token.
   ///
   ///     for try await piece in runner.stream("Hello", config: .init(maxNewTokens: 32)) { ... }
   public func stream(_ prompt: String, config: GenerationConfig = .init()) -> AsyncThrowingStream<String, Error> {
@@ -306,13 +306,27 @@ public final class TextRunner: @unchecked Sendable {
     }
   }
 
+  /// How many pieces a stream's generating thread may run ahead of its reader. A stop (the stop
+  /// button while the screen catches up) then takes effect within that many tokens of what the
+  /// reader has seen, and a reader that stalls does not buffer a whole answer.
+  static let streamAhead = 16
+
   private func makeStream(_ run: @escaping @Sendable (TextRunner, (String) throws -> Void) throws -> Void)
     -> AsyncThrowingStream<String, Error> {
-    AsyncThrowingStream { continuation in
+    AsyncThrowingStream(String.self, bufferingPolicy: .bufferingOldest(Self.streamAhead)) { continuation in
       let thread = Thread { [self] in
         do {
           try run(self) { piece in
-            if case .terminated = continuation.yield(piece) { throw StreamTerminated() }
+            // A full buffer drops the new piece and hands it back: wait for the reader and offer
+            // it again. (AsyncThrowingStream does not tell the writer when the reader takes one.)
+            while true {
+              switch continuation.yield(piece) {
+              case .enqueued: return
+              case .terminated: throw StreamTerminated()
+              case .dropped: usleep(500)
+              @unknown default: return
+              }
+            }
           }
           continuation.finish()
         } catch is StreamTerminated {

@@ -85,6 +85,33 @@ final class TextRunnerTests: XCTestCase {
     XCTAssertEqual(count, 2)
   }
 
+  func testAsyncStreamWaitsForASlowReader() async throws {
+    let config = GenerationConfig(maxNewTokens: 60)  // "Hi" gets 60 tokens without an end of text
+    var pieces: [String] = []
+    let whole = try makeRunner().chat("Hi", config: config) { pieces.append($0) }
+    XCTAssertGreaterThan(pieces.count, TextRunner.streamAhead + 4)
+    let runner = try makeRunner()
+    var it = runner.chatStream("Hi", config: config).makeAsyncIterator()
+    var text = try await it.next() ?? ""
+    // Unread, the tiny model would write all 60 tokens in a few milliseconds; the generating
+    // thread waits for the reader instead, so after 200 ms it has not ended.
+    try await Task.sleep(nanoseconds: 200_000_000)
+    XCTAssertNil(runner.stats.stopReason, "the generation ran ahead of its reader")
+    while let piece = try await it.next() { text += piece }
+    XCTAssertEqual(text, whole)  // no piece lost while the buffer was full
+    XCTAssertEqual(runner.stats.stopReason, .maxNewTokens)
+    // Stopped while the buffer is full: the stop lands within the buffered pieces.
+    runner.reset()
+    var stopped = runner.chatStream("Hi", config: config).makeAsyncIterator()
+    _ = try await stopped.next()
+    try await Task.sleep(nanoseconds: 50_000_000)
+    runner.stop()
+    var after = 0
+    while try await stopped.next() != nil { after += 1 }
+    XCTAssertLessThanOrEqual(after, TextRunner.streamAhead + 2)
+    XCTAssertEqual(runner.stats.stopReason, .cancelled)
+  }
+
   func testAsyncStreamThrowsRuntimeErrors() async throws {
     let runner = try makeRunner()
     do {
