@@ -42,6 +42,13 @@ class MethodGraph:
         self.constants[node.name] = value
         return node
 
+    def replace_uses(self, old: torch.fx.Node, new: torch.fx.Node) -> None:
+        """Every use of `old` becomes `new`: in the graph, and in the method's outputs and buffer
+        mutations (plain lists, not uses the graph knows about)."""
+        old.replace_all_uses_with(new)
+        self.outputs = [new if o is old else o for o in self.outputs]
+        self.mutations = [(target, new if v is old else v) for target, v in self.mutations]
+
 
 def capture(name: str, fn, example_inputs: tuple, dynamic_shapes=None) -> ExportedProgram:
     """torch.export of `fn` (an nn.Module or a callable) on `example_inputs`."""

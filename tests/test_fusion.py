@@ -2,6 +2,7 @@
 (passes/fuse_activation.py -> pocket::convolution_clamp), end to end: the exported program
 against eager PyTorch, and which activations may not be fused."""
 
+import pytest
 import torch
 
 import pocket
@@ -58,3 +59,39 @@ def test_only_a_single_user_activation_is_fused():
         want = model(x, bound)
     for got, w in zip(run(program, x, bound), want):
         torch.testing.assert_close(torch.as_tensor(got), w, rtol=1e-5, atol=1e-5)
+
+
+class ConstantOutput(torch.nn.Module):
+    """An output the exporter folds to a constant, next to one it does not."""
+
+    def __init__(self):
+        super().__init__()
+        self.w = torch.nn.Parameter(torch.randn(4))
+
+    def forward(self, x):
+        return x + 1, self.w * 2
+
+
+def conv_bn():
+    return models._init_batchnorm(torch.nn.Sequential(torch.nn.Conv2d(3, 16, 3), torch.nn.BatchNorm2d(16)))
+
+
+@pytest.mark.parametrize("make, quantize", [(conv_bn, None), (conv_bn, "int8"), (ConstantOutput, None)],
+                         ids=["batchnorm-folded", "batchnorm-folded-int8", "constant-folded"])
+def test_a_rewritten_node_that_is_the_output(make, quantize):
+    """A pass that replaces the method's output node (BatchNorm folded into the convolution, a
+    constant folded, a convolution quantized) hands the output over to the new node."""
+    model = make().eval()
+    x = torch.randn(1, 3, 8, 8)
+    options = {"quantize": "int8", "calibration": [(torch.randn(1, 3, 8, 8),) for _ in range(4)]} if quantize else {}
+    program = pocket.export(model, (x,), **options)
+    got = run(program, x)
+    with torch.no_grad():
+        want = model(x)
+    want = want if isinstance(want, tuple) else (want,)
+    got = got if isinstance(got, tuple) else (got,)
+    tol = 0.1 if quantize else 1e-5  # int8: a few quantization steps of outputs of magnitude ~3
+    for g, w in zip(got, want, strict=True):
+        torch.testing.assert_close(torch.as_tensor(g), w, rtol=tol, atol=tol)
+    if make is conv_bn:
+        assert "aten::_native_batch_norm_legit_no_training" not in ops_of(program)

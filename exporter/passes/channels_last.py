@@ -102,8 +102,7 @@ def channels_last(mg) -> int:
             if keep:
                 twin[node] = new
             else:
-                node.replace_all_uses_with(new)
-                mg.outputs = [new if o is node else o for o in mg.outputs]
+                mg.replace_uses(node, new)
         elif node.target is aten.max_pool2d_with_indices.default and node.args[0] in twin and _values_only(node):
             values = next(iter(node.users))
             k, stride, padding, dilation, ceil = (list(node.args[1:]) + [[], [0], [1], False][len(node.args) - 2:])[:5]
@@ -259,7 +258,7 @@ def _fuse_residuals(mg) -> None:
         with graph.inserting_before(add):
             new = _call(graph, conv.target, (*conv.args[:r], res, *conv.args[r + 1:b], lo, hi), conv.meta,
                         act.meta["val"])
-        act.replace_all_uses_with(new)
+        mg.replace_uses(act, new)
         if act is not add:
             graph.erase_node(act)
         graph.erase_node(add)

@@ -22,7 +22,7 @@ def constant_fold(mg) -> None:
         if value.nbytes > sum(mg.constants[n.name].nbytes for n in inputs):
             continue
         folded = mg.add_constant(f"{node.name}_folded", value.contiguous())
-        node.replace_all_uses_with(folded)
+        mg.replace_uses(node, folded)
         mg.graph.erase_node(node)
 
 

@@ -36,7 +36,7 @@ def fold_batchnorm(mg) -> None:
         conv.args = (conv.args[0], w_node, b_node, *conv.args[3:])
         for user in list(bn.users):  # getitem(bn, 0) -> conv; other outputs are unused at inference
             if user.target is operator.getitem and user.args[1] == 0:
-                user.replace_all_uses_with(conv)
+                mg.replace_uses(user, conv)
                 mg.graph.erase_node(user)
         if not bn.users:
             mg.graph.erase_node(bn)

@@ -56,8 +56,7 @@ def fuse_conv_activation(mg) -> int:
             new = mg.graph.call_function(torch.ops.pocket.convolution_clamp.default,
                                          (x, w, b, list(stride), list(padding), list(dilation), groups, lo, hi))
         new.meta = {**conv.meta, "val": act.meta.get("val")}
-        act.replace_all_uses_with(new)
-        mg.outputs = [new if o is act else o for o in mg.outputs]  # a plain list: not a use
+        mg.replace_uses(act, new)
         mg.graph.erase_node(act)
         mg.graph.erase_node(conv)
         fused += 1

@@ -53,8 +53,7 @@ def quantize_convolutions(mg, calibration: list[tuple]) -> int:
         with mg.graph.inserting_after(replaced):
             new = mg.graph.call_function(torch.ops.pocket.conv2d_q8_packed.default, args)
         new.meta = {**conv.meta, "val": replaced.meta.get("val")}
-        replaced.replace_all_uses_with(new)
-        mg.outputs = [new if o is replaced else o for o in mg.outputs]  # a plain list: not a use
+        mg.replace_uses(replaced, new)
         for node in ([replaced, conv] if replaced is not conv else [conv]):
             mg.graph.erase_node(node)
     return len(convs)
