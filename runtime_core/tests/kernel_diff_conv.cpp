@@ -32,6 +32,9 @@ void test_conv2d_packed(KernelFn portable, KernelFn fast, const char* set) {
       // depthwise 3x3 rows long enough for the runs that load each input pixel once (8
       // pixels at stride 1, 6 at stride 2), with channel groups, single vectors and a tail
       {1, 72, 72, 9, 30, 3, 2, 1, 72}, {1, 56, 56, 5, 40, 3, 1, 1, 56},
+      // output channels in groups of 3, 2 and 1 blocks (3 + 2, 3 + 3 + 1, 3 + 1), 1x1 and 3x3
+      {1, 12, 72, 7, 9, 1, 1, 0, 1},  {2, 9, 100, 5, 5, 1, 1, 0, 1},  {1, 20, 64, 6, 7, 3, 1, 1, 1},
+      {1, 160, 97, 7, 7, 1, 1, 0, 1},
   };
   const double bounds[4][2] = {{-INFINITY, INFINITY}, {0.0, INFINITY}, {0.0, 6.0}, {-0.5, 0.25}};
   int i = 0;

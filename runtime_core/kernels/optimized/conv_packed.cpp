@@ -89,8 +89,10 @@ void point_rows(const ConvPackedArgs& a, const Image& im, int64_t n, int64_t p0,
 
 Error dense(KernelContext& ctx, const ConvPackedArgs& a, const ConvF32Kernels& k) {
   const int mr = k.narrow.mr;
-  const bool wide = k.wide.nr == 2 * kConvPackLanes;
-  const int64_t blocks = a.blocks(), per_group = wide ? 2 : 1, col_groups = (blocks + per_group - 1) / per_group;
+  // Columns in groups of the widest tile's blocks; a group of fewer takes the tile that fits.
+  const int64_t blocks = a.blocks(), per_group = k.wider.nr / kConvPackLanes;
+  const int64_t col_groups = (blocks + per_group - 1) / per_group;
+  const ConvF32TileFn* by_blocks[] = {&k.narrow, &k.narrow, &k.wide, &k.wider};
   const int64_t P = a.out_plane(), tiles = (P + mr - 1) / mr, taps = a.taps();
   const int64_t units = col_groups * a.batch * tiles, panel = taps * a.c_in * kConvPackLanes;
   const bool group_first = blocks * panel * 4 > kSmallWeightBytes;
@@ -141,7 +143,7 @@ Error dense(KernelContext& ctx, const ConvPackedArgs& a, const ConvF32Kernels& k
     };
     for (int64_t u = u0; u < u1; ++u, next()) {
       const int64_t b0 = g * per_group, c0 = b0 * kConvPackLanes;
-      const ConvF32TileFn& fn = b0 + 1 < blocks ? k.wide : k.narrow;
+      const ConvF32TileFn& fn = *by_blocks[std::min(per_group, blocks - b0)];
       point_rows(a, im, n, p0, mr, r);
       const int64_t at = (n * P + p0) * a.c_out + c0;
       t.w = a.w + b0 * panel;

@@ -262,8 +262,8 @@ struct ConvQ8Kernels {
 
 // ---- pocket::conv2d_packed (conv_f32_<isa>.cpp over conv_f32_tile.inc; driver conv_packed.cpp):
 // channels-last float32 convolution, weights in the file's packed layout (ConvPackedArgs).
-// Groups 1, an indirect GEMM: a tile computes mr output positions x nr output channels (1 or
-// 2 blocks of 16); for each kernel tap, rows[i] + tap_offsets[tap] points at position i's
+// Groups 1, an indirect GEMM: a tile computes mr output positions x nr output channels (1, 2
+// or 3 blocks of 16); for each kernel tap, rows[i] + tap_offsets[tap] points at position i's
 // input pixel (c_in floats of the zero-padded input). Per tap and input channel the block's 16
 // weights are one row of its panel (no packing at run time), broadcast inputs times weight
 // vectors, no horizontal sums. Epilogue: y = clamp(acc + bias + res, lo, hi) (max, then min;
@@ -341,6 +341,9 @@ struct WinoF32Out {
 };
 struct ConvF32Kernels {
   ConvF32TileFn narrow, wide;  // 1 and 2 blocks of 16 channels (wide may equal narrow); same mr
+  // 3 blocks where the registers allow (AVX-512: 8 x 48, 24 sums), else wide: conv2d_packed's
+  // columns go 3 blocks at a time, so a 48-channel layer is one call per position tile.
+  ConvF32TileFn wider;
   void (*dw_row)(const DwConvF32Row& r);
   void (*max_pool_row)(const MaxPoolF32Row& r);
   void (*wino_in)(const WinoF32In& t);
