@@ -1,5 +1,5 @@
 // pocket::conv2d_packed microkernels, AVX-512 F (x86-64): 16 floats per vector (one block of
-// channels), tiles 8 positions x 16, 32 or 48 channels. Loops: conv_f32_tile.inc.
+// channels), tiles 8 (or 7) positions x 16, 32 or 48 channels. Loops: conv_f32_tile.inc.
 #if defined(__x86_64__)
 
 // GCC 12's AVX-512 intrinsics start from _mm512_undefined_*(), which -Wuninitialized
@@ -32,7 +32,9 @@ extern const ConvF32Kernels kConvF32Avx512 = {conv_f32_tile_fn<Avx512F32, 8, 1>(
                                               conv_f32_tile_fn<Avx512F32, 8, 3>(),
                                               conv_f32_dw_row<Avx512F32>, max_pool_f32_row<Avx512F32>,
                                               wino_f32_in<Avx512F32>, wino_f32_out<Avx512F32>,
-                                              conv_f32_tile_fn<Avx512F32, 4, 2>()};
+                                              conv_f32_tile_fn<Avx512F32, 4, 2>(),
+                                              {conv_f32_tile_fn<Avx512F32, 7, 1>(), conv_f32_tile_fn<Avx512F32, 7, 2>(),
+                                               conv_f32_tile_fn<Avx512F32, 7, 3>()}};
 
 }  // namespace detail
 }  // namespace pocket

@@ -88,12 +88,18 @@ void point_rows(const ConvPackedArgs& a, const Image& im, int64_t n, int64_t p0,
 }
 
 Error dense(KernelContext& ctx, const ConvPackedArgs& a, const ConvF32Kernels& k) {
-  const int mr = k.narrow.mr;
+  // Rows per tile: the alternative tiles when their last tile of a plane computes fewer
+  // positions past it (8 x 6 + 1 for 7x7: 7 rows wasted; 7 x 7: none).
+  const int64_t P = a.out_plane();
+  const auto overshoot = [P](int64_t m) { return (P + m - 1) / m * m - P; };
+  const bool alt = overshoot(k.alt[0].mr) < overshoot(k.narrow.mr);
+  const int mr = alt ? k.alt[0].mr : k.narrow.mr;
   // Columns in groups of the widest tile's blocks; a group of fewer takes the tile that fits.
   const int64_t blocks = a.blocks(), per_group = k.wider.nr / kConvPackLanes;
   const int64_t col_groups = (blocks + per_group - 1) / per_group;
-  const ConvF32TileFn* by_blocks[] = {&k.narrow, &k.narrow, &k.wide, &k.wider};
-  const int64_t P = a.out_plane(), tiles = (P + mr - 1) / mr, taps = a.taps();
+  const ConvF32TileFn* by_blocks[] = {alt ? &k.alt[0] : &k.narrow, alt ? &k.alt[0] : &k.narrow,
+                                      alt ? &k.alt[1] : &k.wide, alt ? &k.alt[2] : &k.wider};
+  const int64_t tiles = (P + mr - 1) / mr, taps = a.taps();
   const int64_t units = col_groups * a.batch * tiles, panel = taps * a.c_in * kConvPackLanes;
   const bool group_first = blocks * panel * 4 > kSmallWeightBytes;
   const int64_t slices = slice_count(ctx, units, mr * per_group * kConvPackLanes * taps * a.c_in);

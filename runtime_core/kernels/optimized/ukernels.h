@@ -351,6 +351,10 @@ struct ConvF32Kernels {
   // Winograd's products when a chunk has few tiles (the narrow tile's rows would be mostly
   // repeats): a tile of fewer rows and more channels where the registers allow, else narrow.
   ConvF32TileFn few;
+  // narrow, wide and wider with fewer rows (AVX-512: 7; else the same tiles), for position
+  // counts a multiple of mr would overshoot: a 7x7 plane is 7 tiles of 7, not 6 of 8 and a
+  // last of 1 that computes 8.
+  ConvF32TileFn alt[3];
 };
 // Kernel rows a row function (dw_row, max_pool_row) holds in its stack array; drivers send
 // taller windows to the portable kernels.
