@@ -8,6 +8,7 @@ inputs/outputs listed in order.
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 
 import torch
@@ -129,7 +130,7 @@ def tree_spec_json(spec) -> dict:
     if spec.is_leaf():
         return {"type": "leaf"}
     children = [tree_spec_json(c) for c in spec.children()]
-    if spec.type is dict:
+    if spec.type in (dict, collections.OrderedDict):  # OrderedDict: torchvision's segmentation models
         return {"type": "dict", "keys": list(spec.context), "children": children}
     if spec.type is list:
         return {"type": "list", "children": children}

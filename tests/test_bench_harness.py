@@ -238,3 +238,33 @@ CAP_ENV_AT_IMPORT = {key: os.environ.get(key) for key in common.ISA_CAPS["avx2"]
 def test_isa_cap_does_not_outlive_its_test():
     """The test above restores the environment: later tests' processes run as before it."""
     assert {key: os.environ.get(key) for key in common.ISA_CAPS["avx2"]} == CAP_ENV_AT_IMPORT
+
+
+def test_layer_profile_lists_each_engines_layers(tmp_path):
+    """benchmarks/layer_profile.py: Pocket's instructions with their model layers, and (when
+    ExecuTorch is installed) the XNNPACK delegate's own ops from an ETDump, in order."""
+    import layer_profile
+
+    import pocket
+
+    model = torch.nn.Sequential(torch.nn.Conv2d(3, 16, 3, padding=1), torch.nn.ReLU(),
+                                torch.nn.Conv2d(16, 8, 3, padding=1)).eval()
+    x = torch.randn(1, 3, 12, 12)
+    path = str(tmp_path / "cnn.pocket")
+    pocket.export(model, (x,)).save(path)
+    ours = layer_profile.pocket_profile(path, [x.numpy()], 1, 5)
+    convs = [name for name, _ in ours if name.startswith("conv2d")]  # conv2d_packed or _winograd
+    assert [name.split()[1] for name in convs] == ["0", "2"], ours
+    assert all(us > 0 for _, us in ours)
+    if importlib.util.find_spec("executorch") is None:
+        return
+    from executorch.backends.xnnpack.partition.xnnpack_partitioner import XnnpackPartitioner
+    from executorch.exir import to_edge_transform_and_lower
+
+    pte = tmp_path / "cnn.pte"
+    ep = torch.export.export(model, (x,))
+    pte.write_bytes(to_edge_transform_and_lower(ep, partitioner=[XnnpackPartitioner()]).to_executorch().buffer)
+    theirs = layer_profile.executorch_profile(str(pte), (x,), 1, 5, str(tmp_path))
+    names = [name for name, _ in theirs]
+    assert sum(name.startswith("Convolution") for name in names) == 2, names
+    assert not set(names) & layer_profile.NOT_OPS

@@ -3,6 +3,8 @@
 Tolerance: fp32, atol = rtol = 1e-4 (kernels accumulate in a different order than ATen).
 """
 
+import collections
+
 import numpy as np
 import pytest
 import torch
@@ -109,6 +111,21 @@ def test_output_structure_is_kept(tmp_path):
     assert set(got) == {"sum", "parts"} and isinstance(got["parts"], tuple) and isinstance(got["parts"][1], list)
     torch.testing.assert_close(got["sum"], want["sum"])
     torch.testing.assert_close(got["parts"][1][0], want["parts"][1][0])
+
+
+class OrderedOutputs(torch.nn.Module):
+    """torchvision's segmentation models return an OrderedDict ("out", "aux")."""
+
+    def forward(self, x):
+        return collections.OrderedDict(out=x * 2, aux=torch.relu(x))
+
+
+def test_ordered_dict_output_is_a_dict_in_its_order(tmp_path):
+    x = torch.randn(2, 3)
+    got = roundtrip(tmp_path, OrderedOutputs(), (x,)).forward(x)
+    assert list(got) == ["out", "aux"]
+    torch.testing.assert_close(got["out"], x * 2)
+    torch.testing.assert_close(got["aux"], torch.relu(x))
 
 
 class Counter(torch.nn.Module):
