@@ -22,8 +22,8 @@ namespace {
 
 #include "conv_f32_tile.inc"
 
-extern const ConvF32Kernels kConvF32Avx2 = {conv_f32_tile_fn<Avx2F32, 6, 1>(), conv_f32_tile_fn<Avx2F32, 6, 1>(),
-                                            conv_f32_tile_fn<Avx2F32, 6, 1>(),
+extern const ConvF32Kernels kConvF32Avx2 = {{conv_f32_tile_fn<Avx2F32, 6, 1>(), conv_f32_tile_fn<Avx2F32, 6, 1>(),
+                                             conv_f32_tile_fn<Avx2F32, 6, 1>()},
                                             conv_f32_dw_row<Avx2F32>, max_pool_f32_row<Avx2F32>,
                                             wino_f32_in<Avx2F32>, wino_f32_out<Avx2F32>,
                                             conv_f32_tile_fn<Avx2F32, 6, 1>(),

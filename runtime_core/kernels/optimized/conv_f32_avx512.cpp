@@ -28,8 +28,8 @@ namespace {
 
 #include "conv_f32_tile.inc"
 
-extern const ConvF32Kernels kConvF32Avx512 = {conv_f32_tile_fn<Avx512F32, 8, 1>(), conv_f32_tile_fn<Avx512F32, 8, 2>(),
-                                              conv_f32_tile_fn<Avx512F32, 8, 3>(),
+extern const ConvF32Kernels kConvF32Avx512 = {{conv_f32_tile_fn<Avx512F32, 8, 1>(), conv_f32_tile_fn<Avx512F32, 8, 2>(),
+                                               conv_f32_tile_fn<Avx512F32, 8, 3>()},
                                               conv_f32_dw_row<Avx512F32>, max_pool_f32_row<Avx512F32>,
                                               wino_f32_in<Avx512F32>, wino_f32_out<Avx512F32>,
                                               conv_f32_tile_fn<Avx512F32, 4, 2>(),

@@ -22,8 +22,8 @@ namespace {
 
 #include "conv_f32_tile.inc"
 
-extern const ConvF32Kernels kConvF32Neon = {conv_f32_tile_fn<NeonF32, 6, 1>(), conv_f32_tile_fn<NeonF32, 6, 1>(),
-                                            conv_f32_tile_fn<NeonF32, 6, 1>(),
+extern const ConvF32Kernels kConvF32Neon = {{conv_f32_tile_fn<NeonF32, 6, 1>(), conv_f32_tile_fn<NeonF32, 6, 1>(),
+                                             conv_f32_tile_fn<NeonF32, 6, 1>()},
                                             conv_f32_dw_row<NeonF32>, max_pool_f32_row<NeonF32>,
                                             wino_f32_in<NeonF32>, wino_f32_out<NeonF32>,
                                             conv_f32_tile_fn<NeonF32, 6, 1>(),

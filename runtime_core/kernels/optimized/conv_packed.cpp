@@ -1,7 +1,8 @@
 // Driver of pocket::conv2d_packed (channels-last float32 convolution, weights in the file in
 // the kernels' layout: parts.h ConvPackedArgs), over the ISA's ConvF32Kernels:
 //   groups 1: an indirect GEMM. The work is cut into units of one tile of output positions
-//       (mr) x one group of output channels (the wide tile's 32, else 16) of one batch item,
+//       (mr; AVX-512: 8, or 7 where 8 would overshoot the plane) x one group of output channels (as
+//       many blocks of 16 as the ISA's widest tile takes: AVX-512 48, else 16) of one batch item,
 //       ordered channel group first when the weights outgrow L1, so that a thread's run of
 //       units reads one weight panel (taps · c_in rows of 16 floats per block) while it is in
 //       cache. A convolution with padding first copies its input into a zero-padded image
@@ -92,13 +93,11 @@ Error dense(KernelContext& ctx, const ConvPackedArgs& a, const ConvF32Kernels& k
   // positions past it (8 x 6 + 1 for 7x7: 7 rows wasted; 7 x 7: none).
   const int64_t P = a.out_plane();
   const auto overshoot = [P](int64_t m) { return (P + m - 1) / m * m - P; };
-  const bool alt = overshoot(k.alt[0].mr) < overshoot(k.narrow.mr);
-  const int mr = alt ? k.alt[0].mr : k.narrow.mr;
+  const ConvF32TileFn* const fns = overshoot(k.alt[0].mr) < overshoot(k.tiles[0].mr) ? k.alt : k.tiles;
+  const int mr = fns[0].mr;
   // Columns in groups of the widest tile's blocks; a group of fewer takes the tile that fits.
-  const int64_t blocks = a.blocks(), per_group = k.wider.nr / kConvPackLanes;
+  const int64_t blocks = a.blocks(), per_group = fns[2].nr / kConvPackLanes;
   const int64_t col_groups = (blocks + per_group - 1) / per_group;
-  const ConvF32TileFn* by_blocks[] = {alt ? &k.alt[0] : &k.narrow, alt ? &k.alt[0] : &k.narrow,
-                                      alt ? &k.alt[1] : &k.wide, alt ? &k.alt[2] : &k.wider};
   const int64_t tiles = (P + mr - 1) / mr, taps = a.taps();
   const int64_t units = col_groups * a.batch * tiles, panel = taps * a.c_in * kConvPackLanes;
   const bool group_first = blocks * panel * 4 > kSmallWeightBytes;
@@ -149,7 +148,7 @@ Error dense(KernelContext& ctx, const ConvPackedArgs& a, const ConvF32Kernels& k
     };
     for (int64_t u = u0; u < u1; ++u, next()) {
       const int64_t b0 = g * per_group, c0 = b0 * kConvPackLanes;
-      const ConvF32TileFn& fn = *by_blocks[std::min(per_group, blocks - b0)];
+      const ConvF32TileFn& fn = fns[std::min(per_group, blocks - b0) - 1];
       point_rows(a, im, n, p0, mr, r);
       const int64_t at = (n * P + p0) * a.c_out + c0;
       t.w = a.w + b0 * panel;
@@ -180,8 +179,8 @@ constexpr float kZeroBias[4 * kConvPackLanes] = {};  // the products' bias (a ti
 constexpr int64_t kWinoScratchBytes = 128 * 1024;  // a chunk's V and M
 
 Error winograd(KernelContext& ctx, const ConvPackedArgs& a, const ConvF32Kernels& k) {
-  const int mr = k.narrow.mr;
-  const int64_t blocks = a.blocks(), per_group = k.wide.nr == 2 * kConvPackLanes ? 2 : 1;
+  const int mr = k.tiles[0].mr;
+  const int64_t blocks = a.blocks(), per_group = k.tiles[1].nr / kConvPackLanes;
   const int64_t cin = a.c_in, ldm = blocks * kConvPackLanes;
   const int64_t th = (a.out[0] + 1) / 2, tw = (a.out[1] + 1) / 2, tiles = a.batch * th * tw;
   const int64_t fit = kWinoScratchBytes / static_cast<int64_t>(sizeof(float) * kWinoTerms * (cin + ldm)) / mr * mr;
@@ -258,7 +257,7 @@ Error winograd(KernelContext& ctx, const ConvPackedArgs& a, const ConvF32Kernels
       const int64_t few = tn <= k.few.mr && k.few.mr < mr ? k.few.nr / kConvPackLanes : 0;
       for (int64_t b0 = blk0, step = 0; b0 < blk1; b0 += step) {
         const bool use_few = few > 0 && b0 + few <= blk1;
-        const ConvF32TileFn& fn = use_few ? k.few : b0 + 1 < blk1 ? k.wide : k.narrow;
+        const ConvF32TileFn& fn = use_few ? k.few : k.tiles[b0 + 1 < blk1 ? 1 : 0];
         step = use_few ? few : per_group;
         tl.cols_n = static_cast<int>(std::min<int64_t>(fn.nr, a.c_out - b0 * kConvPackLanes));
         for (int term = 0; term < kWinoTerms; ++term) {

@@ -340,10 +340,10 @@ struct WinoF32Out {
   float lo = -INFINITY, hi = INFINITY;
 };
 struct ConvF32Kernels {
-  ConvF32TileFn narrow, wide;  // 1 and 2 blocks of 16 channels (wide may equal narrow); same mr
-  // 3 blocks where the registers allow (AVX-512: 8 x 48, 24 sums), else wide: conv2d_packed's
-  // columns go 3 blocks at a time, so a 48-channel layer is one call per position tile.
-  ConvF32TileFn wider;
+  // The tiles of 1, 2 and 3 blocks of 16 channels (same mr; AVX2 and NEON: the 1-block tile in
+  // every slot). conv2d_packed's columns go as many blocks at a time as tiles[2] takes, so a
+  // 48-channel layer is one call per position tile on AVX-512.
+  ConvF32TileFn tiles[3];
   void (*dw_row)(const DwConvF32Row& r);
   void (*max_pool_row)(const MaxPoolF32Row& r);
   void (*wino_in)(const WinoF32In& t);
@@ -351,7 +351,7 @@ struct ConvF32Kernels {
   // Winograd's products when a chunk has few tiles (the narrow tile's rows would be mostly
   // repeats): a tile of fewer rows and more channels where the registers allow, else narrow.
   ConvF32TileFn few;
-  // narrow, wide and wider with fewer rows (AVX-512: 7; else the same tiles), for position
+  // tiles with fewer rows (AVX-512: 7; else the same tiles), for position
   // counts a multiple of mr would overshoot: a 7x7 plane is 7 tiles of 7, not 6 of 8 and a
   // last of 1 that computes 8.
   ConvF32TileFn alt[3];
