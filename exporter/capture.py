@@ -43,10 +43,11 @@ class MethodGraph:
         self.constants[node.name] = value
         return node
 
-    def replace_uses(self, old: torch.fx.Node, new: torch.fx.Node) -> None:
-        """Every use of `old` becomes `new`: in the graph, and in the method's outputs and buffer
-        mutations (plain lists, not uses the graph knows about)."""
-        old.replace_all_uses_with(new)
+    def replace_uses(self, old: torch.fx.Node, new: torch.fx.Node, keep=None) -> None:
+        """Every use of `old` becomes `new`: in the graph (but by the users `keep(user)` is true
+        for), and in the method's outputs and buffer mutations (plain lists, not uses the graph
+        knows about)."""
+        old.replace_all_uses_with(new, delete_user_cb=lambda user: keep is None or not keep(user))
         self.outputs = [new if o is old else o for o in self.outputs]
         self.mutations = [(target, new if v is old else v) for target, v in self.mutations]
 

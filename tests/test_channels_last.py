@@ -4,6 +4,7 @@ the chain's edges), and exported programs against eager PyTorch on graphs whose 
 in every way (an output, an op that needs NCHW, a value used twice, grouped and transposed
 convolutions that stay aten::convolution), with 1 and 2 threads."""
 
+import copy
 import importlib
 
 import pytest
@@ -137,6 +138,36 @@ def test_chain_edges_match_eager():
     program = pocket.export(model, (x,))
     assert {"pocket::conv2d_packed", "aten::convolution", "aten::permute"} <= set(ops_of(program))
     assert_matches(program, model, (x,))
+
+
+class KeepsLast(torch.nn.Module):
+    """A buffer set from a channels-last chain's value: forward returns the previous call's."""
+
+    def __init__(self):
+        super().__init__()
+        self.c = torch.nn.Conv2d(16, 16, 3, padding=1)
+        self.register_buffer("last", torch.zeros(1, 16, 8, 8))
+
+    def forward(self, x):
+        y = torch.relu(self.c(x))
+        previous = self.last * 1.0
+        self.last.copy_(y)
+        return previous, y.sum()
+
+
+def test_a_buffer_takes_the_chain_value_in_nchw():
+    """The chain's edge serves buffer mutations as it serves outputs (export failed with a
+    KeyError on the NHWC node before)."""
+    torch.manual_seed(0)
+    model, x1, x2 = KeepsLast().eval(), torch.randn(1, 16, 8, 8), torch.randn(1, 16, 8, 8)
+    program = pocket.export(copy.deepcopy(model), (x1,))
+    assert "pocket::conv2d_winograd" in ops_of(program)
+    module = pocket.Module.from_bytes(program.data)
+    with torch.no_grad():
+        for x in (x1, x2):
+            got, want = module.forward(x.numpy()), model(x)
+            for g, w in zip(got, want):
+                torch.testing.assert_close(torch.as_tensor(g), w, rtol=1e-4, atol=1e-4)
 
 
 class Residual(torch.nn.Module):

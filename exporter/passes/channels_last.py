@@ -225,9 +225,7 @@ def _leave_chain(mg, twin) -> None:
             continue
         with graph.inserting_after(new):
             back = _call(graph, aten.permute.default, (new, TO_NCHW), node.meta, node.meta["val"])
-        for u in outside:
-            u.replace_input_with(node, back)
-        mg.outputs = [back if o is node else o for o in mg.outputs]
+        mg.replace_uses(node, back, keep=lambda u: u in twin)
     for node in reversed(list(twin)):
         graph.erase_node(node)
 
