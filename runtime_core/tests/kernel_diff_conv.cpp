@@ -219,6 +219,8 @@ void test_conv_q8(const char* op, KernelFn portable, KernelFn fast, const char* 
       {1, 19, 19, 6, 30, 1, 9, 1, 4, 1, 19, 11}, {1, 16, 16, 10, 8, 7, 1, 1, 3, 1, 16, 0},
       {1, 20, 20, 7, 23, 3, 3, 2, 2, 2, 20, 5},  // stride = dilation 2: runs of overlapping columns
       {1, 40, 40, 6, 31, 3, 3, 2, 1, 1, 40, 9},  // stride 2, rows of several runs
+      {1, 24, 24, 9, 40, 3, 3, 3, 1, 1, 24, 6},  // stride 3: a column shares one pixel with the last
+      {1, 33, 33, 5, 45, 3, 3, 1, 1, 1, 33, -3}, // a one-channel tail on long rows
       // no padding, whole quads: an int8 x read where it is (each twice: one pass is int8 x)
       {1, 12, 72, 7, 9, 1, 1, 1, 0, 1, 1, -9},   {1, 12, 72, 7, 9, 1, 1, 1, 0, 1, 1, -9},
       {2, 8, 40, 5, 6, 3, 3, 2, 0, 1, 1, 3},     {2, 8, 40, 5, 6, 3, 3, 2, 0, 1, 1, 3},

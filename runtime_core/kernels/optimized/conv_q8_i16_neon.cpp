@@ -32,7 +32,7 @@ struct Neon {
   static constexpr int kLanes = 8, kKc = 4;
   static constexpr bool kStore8x8 = false;
   static constexpr bool kRequantize4 = false;
-  static constexpr int kExpandRun = 0;
+  static constexpr bool kExpandSlide = false;
   static Acc zero() { return {vdupq_n_s32(0), vdupq_n_s32(0)}; }
   static W load_w(const int8_t* w) {
     const int8x8x4_t q = vld4_s8(w);

@@ -48,6 +48,9 @@ struct Vnni {
     return _mm512_xor_si512(bcast(x), _mm512_set1_epi32(static_cast<int32_t>(0x80808080u)));
   }
   POCKET_TARGET static Acc dot(Acc acc, W w, B x) { return _mm512_dpbusd_epi32(acc, x, w); }
+  POCKET_TARGET static Acc start(const int32_t* corr) {  // -corr: sums that need no correction
+    return _mm512_sub_epi32(_mm512_setzero_si512(), _mm512_loadu_si512(corr));
+  }
   // conv_q8_dw_expand's quads, 16 channels at a time: the four taps' 16 bytes as the four
   // 128-bit lanes, a dword permute (lane j gets each tap's channels 4j..4j+3), then a 4x4 byte
   // transpose in each lane (the tail's loads and store masked).
@@ -76,52 +79,57 @@ struct Vnni {
         _mm512_mask_storeu_epi32(out + i, m, z);
     }
   }
-  // Four adjacent columns' quads at once where a column's taps are adjacent pixels px bytes
-  // apart and columns start S pixels apart (stride S, dilation 1, or stride = dilation for
-  // S 1): column m of out (out_step words apart) from pixels S·m..S·m+3 of a. Per 16 channels
-  // the 4 + 3S pixels as vectors of four lanes, flipped once; every window is one of them or
-  // a shift of a pair (VALIGNQ), then its transpose as in expand_quads: 7 (S 1) or 10 (S 2)
-  // loads for 4 columns, not 16.
-  static constexpr int kExpandRun = 4;
-  template <int S>
-  POCKET_TARGET static void expand_run(const int8_t* a, int64_t px, int64_t n, uint8_t offset, uint32_t* out,
-                                       int64_t out_step) {
-    static_assert(S == 1 || S == 2, "stride 1 or 2");
-    const __m512i flip = _mm512_set1_epi8(static_cast<char>(offset));
-    const __m512i bytes = _mm512_broadcast_i32x4(_mm_setr_epi8(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15));
+  // kExpandSlide: `cols` adjacent columns of DwConvQ8Expand's quads whose taps are adjacent
+  // pixels (px bytes apart), columns H pixels apart: column m (out + m · out_step) from pixels
+  // H·m..H·m+3 of a, n channels, lanes past n zero. A column's quads are the previous
+  // column's shifted down by H bytes, the H new pixels' bytes on top: each new pixel's 16
+  // channels broadcast to the four 128-bit lanes and one byte shuffle puts channel 4L+j in
+  // byte b of dword j of lane L. Per column that is H loads, H shuffles, a shift and an OR
+  // (the last with the flip, one VPTERNLOGD), no transposes. (Two or four independent
+  // chains per 16 channels, the row cut in parts, measured no faster: not latency bound.)
+  static constexpr bool kExpandSlide = true;
+  template <int H>
+  POCKET_TARGET static void expand_slide(const int8_t* a, int64_t px, int64_t cols, int64_t n, uint8_t offset,
+                                         uint32_t* out, int64_t out_step) {
+    static_assert(H >= 1 && H <= 3, "a column shares 4 - H pixels with the previous one");
+    struct Controls {
+      alignas(64) int8_t b[4][64];
+    };
+    static constexpr Controls kPlace = [] {
+      Controls c{};
+      for (int b = 0; b < 4; ++b)
+        for (int k = 0; k < 64; ++k) c.b[b][k] = static_cast<int8_t>(k % 4 == b ? k / 16 * 4 + k % 16 / 4 : -128);
+      return c;
+    }();
+    const uint32_t flip = uint32_t{offset} * 0x01010101u;
+    const __m512i flip_all = _mm512_set1_epi32(static_cast<int32_t>(flip));
+    const __m512i flip_new = _mm512_set1_epi32(static_cast<int32_t>(flip << (8 * (4 - H))));
     for (int64_t i = 0; i < n; i += 16) {
       const bool whole = n - i >= 16;
-      const __mmask16 m = whole ? __mmask16(0xFFFF) : static_cast<__mmask16>((1u << (n - i)) - 1);
-      const auto pixels = [&](int64_t first, int count) POCKET_TARGET {  // lanes 0..count-1
-        const int8_t* x = a + i + first * px;
-        if (whole && px == 16 && count == 4) return _mm512_xor_si512(_mm512_loadu_si512(x), flip);
-        // the lane of an insert is an immediate: written out (a loop folds only when optimized)
-        __m512i v = _mm512_castsi128_si512(_mm_maskz_loadu_epi8(m, x));
-        if (count > 1) v = _mm512_inserti32x4(v, _mm_maskz_loadu_epi8(m, x + px), 1);
-        if (count > 2) v = _mm512_inserti32x4(v, _mm_maskz_loadu_epi8(m, x + 2 * px), 2);
-        if (count > 3) v = _mm512_inserti32x4(v, _mm_maskz_loadu_epi8(m, x + 3 * px), 3);
-        return _mm512_xor_si512(v, flip);
+      const __mmask16 lanes = whole ? __mmask16(0xFFFF) : static_cast<__mmask16>((1u << (n - i)) - 1);
+      // pixel k's channels in byte b of each dword
+      const auto placed = [&](int64_t k, int b) POCKET_TARGET {
+        const int8_t* p = a + k * px + i;
+        const __m128i v = whole ? _mm_loadu_si128(reinterpret_cast<const __m128i*>(p)) : _mm_maskz_loadu_epi8(lanes, p);
+        return _mm512_shuffle_epi8(_mm512_broadcast_i32x4(v),
+                                   _mm512_load_si512(static_cast<const void*>(kPlace.b[b])));
       };
-      __m512i window[4];
-      if constexpr (S == 1) {
-        const __m512i v0 = pixels(0, 4), v1 = pixels(4, 3);
-        window[0] = v0;
-        window[1] = _mm512_alignr_epi64(v1, v0, 2);
-        window[2] = _mm512_alignr_epi64(v1, v0, 4);
-        window[3] = _mm512_alignr_epi64(v1, v0, 6);
-      } else {
-        const __m512i v0 = pixels(0, 4), v1 = pixels(4, 4), v2 = pixels(8, 2);
-        window[0] = v0;
-        window[1] = _mm512_alignr_epi64(v1, v0, 4);
-        window[2] = v1;
-        window[3] = _mm512_alignr_epi64(v2, v1, 4);
-      }
-      for (int k = 0; k < 4; ++k) {
-        const __m512i q = _mm512_shuffle_epi8(transpose_lanes(window[k]), bytes);
-        if (whole)
-          _mm512_storeu_si512(out + k * out_step + i, q);
-        else
-          _mm512_mask_storeu_epi32(out + k * out_step + i, m, q);
+      const auto first = [&](int64_t m) POCKET_TARGET {  // column m from its four pixels
+        const __m512i lo = _mm512_or_si512(placed(H * m, 0), placed(H * m + 1, 1));
+        const __m512i hi = _mm512_or_si512(placed(H * m + 2, 2), placed(H * m + 3, 3));
+        return _mm512_maskz_ternarylogic_epi32(lanes, lo, hi, flip_all, 0x56);  // (lo | hi) ^ flip
+      };
+      const auto next = [&](__m512i q, int64_t m) POCKET_TARGET {  // column m from column m - 1
+        __m512i v = _mm512_srli_epi32(q, 8 * H);
+        for (int b = 4 - H; b < 3; ++b) v = _mm512_or_si512(v, placed(H * m + b, b));
+        return _mm512_maskz_ternarylogic_epi32(lanes, v, placed(H * m + 3, 3), flip_new, 0x56);
+      };
+      uint32_t* o = out + i;
+      __m512i q = first(0);
+      _mm512_storeu_si512(o, q);
+      for (int64_t m = 1; m < cols; ++m) {
+        q = next(q, m);
+        _mm512_storeu_si512(o + m * out_step, q);
       }
     }
   }
@@ -131,19 +139,19 @@ struct Vnni {
     Avx512F32::requantize(_mm512_cvtepi32_ps(_mm512_sub_epi32(acc, _mm512_loadu_si512(corr))), mult, bias, lo, hi,
                           zp, out);
   }
-  // requantize of four vectors at once, out[k] getting the first n[k] of vector k's 16 bytes:
+  // requantize of four vectors of sums that started from start(corr) (no correction left),
+  // out[k] getting the first n[k] of vector k's 16 bytes:
   // per vector the float steps up to the upper clamp (max then min in float would cost two
   // more ops each), then saturating packs (an overflow or NaN converts to INT_MIN, which
   // saturates low), the zero point added in int16 with saturation, and the lower, then upper
   // clamp on the bytes: the values of conv_q8_requantize_sum, NaN and inverted bounds included.
   static constexpr bool kRequantize4 = true;
   template <bool kWhole>
-  POCKET_TARGET static void requantize4(const Acc* acc, const int32_t* const* corr, const float* const* mult,
-                                        const float* const* bias, float lo, float hi, int32_t zp,
-                                        int8_t* const* out, const int* n) {
+  POCKET_TARGET static void requantize4(const Acc* acc, const float* const* mult, const float* const* bias, float lo,
+                                        float hi, int32_t zp, int8_t* const* out, const int* n) {
     __m512i q[4];
     for (int k = 0; k < 4; ++k) {
-      const __m512 a = _mm512_cvtepi32_ps(_mm512_sub_epi32(acc[k], _mm512_loadu_si512(corr[k])));
+      const __m512 a = _mm512_cvtepi32_ps(acc[k]);
       const __m512 v = _mm512_add_ps(_mm512_mul_ps(a, _mm512_loadu_ps(mult[k])), _mm512_loadu_ps(bias[k]));
       q[k] = _mm512_cvt_roundps_epi32(_mm512_min_ps(_mm512_set1_ps(hi), v),  // NaN stays NaN
                                       _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
