@@ -32,6 +32,7 @@ struct Avx2 {
   static constexpr bool kStore8x8 = false;
   static constexpr bool kRequantize4 = false;
   static constexpr bool kExpandSlide = false;
+  static constexpr bool kStoreRes = false;
   POCKET_TARGET static Acc zero() { return {_mm256_setzero_si256(), _mm256_setzero_si256()}; }
   POCKET_TARGET static W load_w(const int8_t* w) {
     return {_mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(w))),

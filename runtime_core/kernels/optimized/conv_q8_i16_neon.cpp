@@ -33,6 +33,7 @@ struct Neon {
   static constexpr bool kStore8x8 = false;
   static constexpr bool kRequantize4 = false;
   static constexpr bool kExpandSlide = false;
+  static constexpr bool kStoreRes = false;
   static Acc zero() { return {vdupq_n_s32(0), vdupq_n_s32(0)}; }
   static W load_w(const int8_t* w) {
     const int8x8x4_t q = vld4_s8(w);

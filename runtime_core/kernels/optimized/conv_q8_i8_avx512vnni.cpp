@@ -172,16 +172,42 @@ struct Vnni {
         _mm_mask_storeu_epi8(out[k], static_cast<__mmask16>((1u << n[k]) - 1), lane[k]);
     }
   }
+  // float(double(acc - corr) · mult) per lane, as the portable kernel scales the sums.
+  POCKET_TARGET static __m512 rescaled(Acc acc, const int32_t* corr, const double* mult) {
+    const __m512i a = _mm512_sub_epi32(acc, _mm512_loadu_si512(corr));
+    const __m256 y0 = _mm512_cvtpd_ps(_mm512_mul_pd(_mm512_cvtepi32_pd(_mm512_castsi512_si256(a)), _mm512_loadu_pd(mult)));
+    const __m256 y1 = _mm512_cvtpd_ps(_mm512_mul_pd(_mm512_cvtepi32_pd(_mm512_extracti64x4_epi64(a, 1)), _mm512_loadu_pd(mult + 8)));
+    return _mm512_castpd_ps(_mm512_insertf64x4(_mm512_castps_pd(_mm512_castps256_ps512(y0)), _mm256_castps_pd(y1), 1));
+  }
   POCKET_TARGET static void store(Acc acc, const int32_t* corr, const double* mult, const float* bias, float lo,
                                   float hi, float* out) {
-    const __m512i a = _mm512_sub_epi32(acc, _mm512_loadu_si512(corr));
-    const __m512d a0 = _mm512_mul_pd(_mm512_cvtepi32_pd(_mm512_castsi512_si256(a)), _mm512_loadu_pd(mult));
-    const __m512d a1 = _mm512_mul_pd(_mm512_cvtepi32_pd(_mm512_extracti64x4_epi64(a, 1)), _mm512_loadu_pd(mult + 8));
-    const __m256 vlo = _mm256_set1_ps(lo), vhi = _mm256_set1_ps(hi);
-    const __m256 y0 = _mm256_add_ps(_mm512_cvtpd_ps(a0), _mm256_loadu_ps(bias));
-    const __m256 y1 = _mm256_add_ps(_mm512_cvtpd_ps(a1), _mm256_loadu_ps(bias + 8));
-    _mm256_storeu_ps(out, _mm256_min_ps(vhi, _mm256_max_ps(vlo, y0)));  // NaN y: the second operand
-    _mm256_storeu_ps(out + 8, _mm256_min_ps(vhi, _mm256_max_ps(vlo, y1)));
+    const __m512 y = _mm512_add_ps(rescaled(acc, corr, mult), _mm512_loadu_ps(bias));
+    _mm512_storeu_ps(out, Avx512F32::clamp(y, lo, hi));
+  }
+  // kStoreRes: the channels-last tile's store with a residual, the first n lanes of y =
+  // clamp(rescaled + bias + res, lo, hi) (res read in those lanes only), as store and the
+  // tile's residual loop give it; requantize_res stores that y as the int8
+  // conv_q8_requantize(y, scale, -128 - zp, 127 - zp, zp) (a true division, as the portable
+  // kernel's; the bounds are ordered and finite, so max then min is its clamp).
+  static constexpr bool kStoreRes = true;
+  POCKET_TARGET static __m512 with_res(Acc acc, const int32_t* corr, const double* mult, const float* bias,
+                                       const float* res, float lo, float hi, __mmask16 n) {
+    const __m512 y = _mm512_add_ps(rescaled(acc, corr, mult), _mm512_loadu_ps(bias));
+    return Avx512F32::clamp(_mm512_add_ps(y, _mm512_maskz_loadu_ps(n, res)), lo, hi);
+  }
+  POCKET_TARGET static void store_res(Acc acc, const int32_t* corr, const double* mult, const float* bias,
+                                      const float* res, float lo, float hi, float* out, int n) {
+    _mm512_mask_storeu_ps(out, lanes(n), with_res(acc, corr, mult, bias, res, lo, hi, lanes(n)));
+  }
+  POCKET_TARGET static void requantize_res(Acc acc, const int32_t* corr, const double* mult, const float* bias,
+                                           const float* res, float lo, float hi, float scale, int32_t zp, int8_t* out,
+                                           int n) {
+    __m512 v = _mm512_div_ps(with_res(acc, corr, mult, bias, res, lo, hi, lanes(n)), _mm512_set1_ps(scale));
+    v = _mm512_min_ps(_mm512_max_ps(v, _mm512_set1_ps(static_cast<float>(-128 - zp))),
+                      _mm512_set1_ps(static_cast<float>(127 - zp)));  // NaN: the lower bound
+    const __m512i q = _mm512_add_epi32(_mm512_cvt_roundps_epi32(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC),
+                                       _mm512_set1_epi32(zp));
+    _mm_mask_storeu_epi8(out, lanes(n), _mm512_cvtsepi32_epi8(q));
   }
   // An 8x8 transpose (unpack, shuffle, then swap 128-bit halves) and 8 row stores.
   POCKET_TARGET static void store8x8(const float* in, int ld, float* y, int64_t plane) {

@@ -28,6 +28,7 @@ struct NeonDot {
   static constexpr bool kStore8x8 = false;
   static constexpr bool kRequantize4 = false;
   static constexpr bool kExpandSlide = false;
+  static constexpr bool kStoreRes = false;
   POCKET_TARGET static Acc zero() { return vdupq_n_s32(0); }
   POCKET_TARGET static W load_w(const int8_t* w) { return vld1q_s8(w); }
   POCKET_TARGET static B bcast(const E* x) {
