@@ -48,7 +48,7 @@ constexpr int64_t kPackBlock = kConvPackLanes * kConvPackQuad;  // bytes of one 
 struct Plan {
   const ConvQ8Args& s;
   const ConvQ8Kernels& k;
-  ConvQ8TileFn tile, tail;     // tail: for a last block the weight layout has no room for
+  ConvQ8TileFn tiles[3];       // narrow, wide, wider (or the raw ones): see pick_tile
   int64_t cin_g, cout_g, steps, taps;
   int64_t hp, wp;              // the padded input plane
   int64_t cout_pad;            // per-channel array entries per group
@@ -56,7 +56,7 @@ struct Plan {
   int64_t blocks;              // weight blocks (of 16 channels) per group
   int64_t pixel;               // xq elements per pixel: 4, or steps · 4 channels-last
   int64_t x_step;              // xq elements between a pixel's steps
-  bool raw;                    // xq is the int8 x itself (tile, tail: the variant's raw tiles)
+  bool raw;                    // xq is the int8 x itself (tiles: the variant's raw tiles)
 };
 
 int64_t round_up(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
@@ -243,11 +243,21 @@ void point_weights(const Plan& p, const int8_t* w, int64_t g, int64_t oc0, int l
   t->step_stride = kPackBlock;
 }
 
+// The tile for a group's output channels from oc0 on: the narrowest that takes all of them,
+// else the widest. Tiles take at most 16 channels or whole blocks of 16, a block more than
+// the next narrower one, so the tile's channels lie in the group's weight blocks (and the
+// per-channel arrays, which cover them).
+const ConvQ8TileFn& pick_tile(const Plan& p, int64_t oc0) {
+  for (const ConvQ8TileFn& f : p.tiles)
+    if (f.nr >= p.cout_g - oc0) return f;
+  return p.tiles[2];
+}
+
 template <typename E>
 Error run(KernelContext& ctx, const Plan& p) {
   const ConvQ8Args& s = p.s;
   const char* op = s.op;
-  const int mr = p.tile.mr;  // narrow and wide tiles have the same
+  const int mr = p.tiles[0].mr;  // every tile has the same
   const int64_t all_blocks = s.groups * p.blocks;
   const int64_t block_size = p.taps * p.steps * kPackBlock;
   const int64_t out_plane = s.out_plane(), tiles = (out_plane + mr - 1) / mr;
@@ -293,7 +303,6 @@ Error run(KernelContext& ctx, const Plan& p) {
   ctx.parallel_for(s.groups, grain_for(p.cout_g * p.cin_g * p.taps), [&](int64_t g0, int64_t g1) {
     for (int64_t g = g0; g < g1; ++g) channel_params(p, w, g, c);
   });
-  const int64_t w_channels = p.blocks * kConvPackLanes;  // per group
   parallel_slices(ctx, units, slices, [&](int64_t sl, int64_t u0, int64_t u1) {
     const void** table = rows + sl * mr;
     ConvQ8Tile t;
@@ -316,7 +325,7 @@ Error run(KernelContext& ctx, const Plan& p) {
       fill_rows(p, xq, at, mr, table);
       t.rows_n = static_cast<int>(std::min<int64_t>(mr, out_plane - p0));
       for (int64_t oc0 = 0; oc0 < p.cout_g;) {
-        const ConvQ8TileFn& f = oc0 + p.tile.nr <= w_channels ? p.tile : p.tail;
+        const ConvQ8TileFn& f = pick_tile(p, oc0);
         point_weights(p, w, g, oc0, f.lanes, &t);
         const int64_t ch = g * p.cout_pad + oc0;
         t.corr = c.corr + ch;
@@ -649,7 +658,6 @@ Error run_depthwise_cl(KernelContext& ctx, const ConvQ8Args& s, const ConvQ8Kern
 
 Error run_with(KernelContext& ctx, const ConvQ8Args& s, const ConvQ8Kernels& k, DwConv3x3Fn dw) {
   const int64_t cin_g = s.cin_g(), cout_g = s.cout_g();
-  const ConvQ8TileFn tile = cout_g > k.narrow.nr ? k.wide : k.narrow;
   if (s.channels_last && s.groups != 1) return conv2d_q8_portable(ctx, s);
   if (cout_g < kMinTileChannels)
     return !s.channels_last && !s.packed && is_depthwise3x3(s) ? run_depthwise(ctx, s, k, dw)
@@ -661,8 +669,7 @@ Error run_with(KernelContext& ctx, const ConvQ8Args& s, const ConvQ8Kernels& k, 
                    k.narrow_raw.fn != nullptr;
   const Plan p{s,
                k,
-               raw ? (cout_g > k.narrow_raw.nr ? k.wide_raw : k.narrow_raw) : tile,
-               raw ? k.narrow_raw : k.narrow,
+               {raw ? k.narrow_raw : k.narrow, raw ? k.wide_raw : k.wide, raw ? k.wider_raw : k.wider},
                cin_g,
                cout_g,
                s.quads(),

@@ -239,7 +239,7 @@ extern const ConvQ8Kernels kConvQ8I8Avx512Vnni = {1, 128, conv_q8_quantize_row<V
                                                    conv_q8_tile_fn<Vnni, 8, 1>(), conv_q8_tile_fn<Vnni, 8, 2>(),
     conv_q8_dw_expand<Vnni>, conv_q8_dw_row<Vnni>, Vnni::kLanes,
     conv_q8_tile_fn<Vnni, 8, 1, true>(), conv_q8_tile_fn<Vnni, 8, 2, true>(), conv_q8_out_params,
-    conv_q8_dw_sums<Vnni>};
+    conv_q8_dw_sums<Vnni>, conv_q8_tile_fn<Vnni, 8, 3>(), conv_q8_tile_fn<Vnni, 8, 3, true>()};
 
 }  // namespace detail
 }  // namespace pocket

@@ -75,7 +75,7 @@ extern const ConvQ8Kernels kConvQ8I8NeonDot = {1, 0, conv_q8_quantize_row<NeonDo
                                                conv_q8_tile_fn<NeonDot, 6, 2>(), conv_q8_tile_fn<NeonDot, 6, 4>(),
     conv_q8_dw_expand<NeonDot>, conv_q8_dw_row<NeonDot>, NeonDot::kLanes,
     conv_q8_tile_fn<NeonDot, 6, 2>(), conv_q8_tile_fn<NeonDot, 6, 4>(), conv_q8_out_params,
-    conv_q8_dw_sums<NeonDot>};
+    conv_q8_dw_sums<NeonDot>, conv_q8_tile_fn<NeonDot, 6, 4>(), conv_q8_tile_fn<NeonDot, 6, 4>()};
 
 }  // namespace detail
 }  // namespace pocket

@@ -258,6 +258,9 @@ struct ConvQ8Kernels {
   // Σ w per channel of DwConvQ8Row's weight (rows = k_h · quads rows of c_pad words); with
   // dw_row, else null.
   void (*dw_sums)(const uint32_t* wq, int64_t rows, int64_t c_pad, int32_t* sums);
+  // Wider than wide (AVX-512 VNNI: 3 blocks of 16), for groups of many output channels; the
+  // variants without one repeat wide. Same mr.
+  ConvQ8TileFn wider, wider_raw;
 };
 
 // ---- pocket::conv2d_packed (conv_f32_<isa>.cpp over conv_f32_tile.inc; driver conv_packed.cpp):
