@@ -106,23 +106,23 @@ struct Vnni {
     const __m512i flip_new = _mm512_set1_epi32(static_cast<int32_t>(flip << (8 * (4 - H))));
     for (int64_t i = 0; i < n; i += 16) {
       const bool whole = n - i >= 16;
-      const __mmask16 lanes = whole ? __mmask16(0xFFFF) : static_cast<__mmask16>((1u << (n - i)) - 1);
+      const __mmask16 live = lanes(static_cast<int>(std::min<int64_t>(16, n - i)));
       // pixel k's channels in byte b of each dword
       const auto placed = [&](int64_t k, int b) POCKET_TARGET {
         const int8_t* p = a + k * px + i;
-        const __m128i v = whole ? _mm_loadu_si128(reinterpret_cast<const __m128i*>(p)) : _mm_maskz_loadu_epi8(lanes, p);
+        const __m128i v = whole ? _mm_loadu_si128(reinterpret_cast<const __m128i*>(p)) : _mm_maskz_loadu_epi8(live, p);
         return _mm512_shuffle_epi8(_mm512_broadcast_i32x4(v),
                                    _mm512_load_si512(static_cast<const void*>(kPlace.b[b])));
       };
       const auto first = [&](int64_t m) POCKET_TARGET {  // column m from its four pixels
         const __m512i lo = _mm512_or_si512(placed(H * m, 0), placed(H * m + 1, 1));
         const __m512i hi = _mm512_or_si512(placed(H * m + 2, 2), placed(H * m + 3, 3));
-        return _mm512_maskz_ternarylogic_epi32(lanes, lo, hi, flip_all, 0x56);  // (lo | hi) ^ flip
+        return _mm512_maskz_ternarylogic_epi32(live, lo, hi, flip_all, 0x56);  // (lo | hi) ^ flip
       };
       const auto next = [&](__m512i q, int64_t m) POCKET_TARGET {  // column m from column m - 1
         __m512i v = _mm512_srli_epi32(q, 8 * H);
         for (int b = 4 - H; b < 3; ++b) v = _mm512_or_si512(v, placed(H * m + b, b));
-        return _mm512_maskz_ternarylogic_epi32(lanes, v, placed(H * m + 3, 3), flip_new, 0x56);
+        return _mm512_maskz_ternarylogic_epi32(live, v, placed(H * m + 3, 3), flip_new, 0x56);
       };
       uint32_t* o = out + i;
       __m512i q = first(0);
@@ -175,9 +175,10 @@ struct Vnni {
   // float(double(acc - corr) · mult) per lane, as the portable kernel scales the sums.
   POCKET_TARGET static __m512 rescaled(Acc acc, const int32_t* corr, const double* mult) {
     const __m512i a = _mm512_sub_epi32(acc, _mm512_loadu_si512(corr));
-    const __m256 y0 = _mm512_cvtpd_ps(_mm512_mul_pd(_mm512_cvtepi32_pd(_mm512_castsi512_si256(a)), _mm512_loadu_pd(mult)));
-    const __m256 y1 = _mm512_cvtpd_ps(_mm512_mul_pd(_mm512_cvtepi32_pd(_mm512_extracti64x4_epi64(a, 1)), _mm512_loadu_pd(mult + 8)));
-    return _mm512_castpd_ps(_mm512_insertf64x4(_mm512_castps_pd(_mm512_castps256_ps512(y0)), _mm256_castps_pd(y1), 1));
+    const __m512d a0 = _mm512_mul_pd(_mm512_cvtepi32_pd(_mm512_castsi512_si256(a)), _mm512_loadu_pd(mult));
+    const __m512d a1 = _mm512_mul_pd(_mm512_cvtepi32_pd(_mm512_extracti64x4_epi64(a, 1)), _mm512_loadu_pd(mult + 8));
+    const __m512d y0 = _mm512_castps_pd(_mm512_castps256_ps512(_mm512_cvtpd_ps(a0)));
+    return _mm512_castpd_ps(_mm512_insertf64x4(y0, _mm256_castps_pd(_mm512_cvtpd_ps(a1)), 1));
   }
   POCKET_TARGET static void store(Acc acc, const int32_t* corr, const double* mult, const float* bias, float lo,
                                   float hi, float* out) {
@@ -191,9 +192,9 @@ struct Vnni {
   // kernel's; the bounds are ordered and finite, so max then min is its clamp).
   static constexpr bool kStoreRes = true;
   POCKET_TARGET static __m512 with_res(Acc acc, const int32_t* corr, const double* mult, const float* bias,
-                                       const float* res, float lo, float hi, __mmask16 n) {
+                                       const float* res, float lo, float hi, __mmask16 m) {
     const __m512 y = _mm512_add_ps(rescaled(acc, corr, mult), _mm512_loadu_ps(bias));
-    return Avx512F32::clamp(_mm512_add_ps(y, _mm512_maskz_loadu_ps(n, res)), lo, hi);
+    return Avx512F32::clamp(_mm512_add_ps(y, _mm512_maskz_loadu_ps(m, res)), lo, hi);
   }
   POCKET_TARGET static void store_res(Acc acc, const int32_t* corr, const double* mult, const float* bias,
                                       const float* res, float lo, float hi, float* out, int n) {
