@@ -48,7 +48,7 @@ constexpr int64_t kPackBlock = kConvPackLanes * kConvPackQuad;  // bytes of one 
 struct Plan {
   const ConvQ8Args& s;
   const ConvQ8Kernels& k;
-  ConvQ8TileFn tiles[3];       // narrow, wide, wider (or the raw ones): see pick_tile
+  const ConvQ8TileFn* tiles;   // k.tiles, or k.raw_tiles: see pick_tile
   int64_t cin_g, cout_g, steps, taps;
   int64_t hp, wp;              // the padded input plane
   int64_t cout_pad;            // per-channel array entries per group
@@ -248,8 +248,8 @@ void point_weights(const Plan& p, const int8_t* w, int64_t g, int64_t oc0, int l
 // the next narrower one, so the tile's channels lie in the group's weight blocks (and the
 // per-channel arrays, which cover them).
 const ConvQ8TileFn& pick_tile(const Plan& p, int64_t oc0) {
-  for (const ConvQ8TileFn& f : p.tiles)
-    if (f.nr >= p.cout_g - oc0) return f;
+  for (int i = 0; i < 2; ++i)
+    if (p.tiles[i].nr >= p.cout_g - oc0) return p.tiles[i];
   return p.tiles[2];
 }
 
@@ -666,10 +666,10 @@ Error run_with(KernelContext& ctx, const ConvQ8Args& s, const ConvQ8Kernels& k, 
   // An int8 channels-last x without padding, in whole quads, is laid out as xq: the raw tiles
   // read it where it is.
   const bool raw = s.channels_last && s.x_q8 != nullptr && s.pad[0] == 0 && s.pad[1] == 0 && s.c_in % kKc == 0 &&
-                   k.narrow_raw.fn != nullptr;
+                   k.raw_tiles[0].fn != nullptr;
   const Plan p{s,
                k,
-               {raw ? k.narrow_raw : k.narrow, raw ? k.wide_raw : k.wide, raw ? k.wider_raw : k.wider},
+               raw ? k.raw_tiles : k.tiles,
                cin_g,
                cout_g,
                s.quads(),

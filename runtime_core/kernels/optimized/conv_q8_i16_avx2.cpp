@@ -74,9 +74,8 @@ struct Avx2 {
 extern const ConvQ8Kernels kConvQ8I16Avx2 = {2, 0, conv_q8_quantize_row<Avx2>, conv_q8_quantize_floats,
     conv_q8_quantize_pixels<Avx2>, nullptr, conv_q8_rescale, conv_q8_requantize_values,
     conv_q8_int8_floats,
-                                             conv_q8_tile_fn<Avx2, 6, 1>(), conv_q8_tile_fn<Avx2, 6, 1>(),
-    nullptr, nullptr, 0, {nullptr, 0, 0, 0}, {nullptr, 0, 0, 0}, conv_q8_out_params, nullptr,
-    conv_q8_tile_fn<Avx2, 6, 1>(), {nullptr, 0, 0, 0}};
+    {conv_q8_tile_fn<Avx2, 6, 1>(), conv_q8_tile_fn<Avx2, 6, 1>(), conv_q8_tile_fn<Avx2, 6, 1>()},
+    nullptr, nullptr, 0, {}, conv_q8_out_params, nullptr};
 
 }  // namespace detail
 }  // namespace pocket

@@ -71,9 +71,8 @@ struct Neon {
 extern const ConvQ8Kernels kConvQ8I16Neon = {2, 0, conv_q8_quantize_row<Neon>, conv_q8_quantize_floats,
     conv_q8_quantize_pixels<Neon>, nullptr, conv_q8_rescale, conv_q8_requantize_values,
     conv_q8_int8_floats,
-                                             conv_q8_tile_fn<Neon, 6, 1>(), conv_q8_tile_fn<Neon, 6, 1>(),
-    nullptr, nullptr, 0, {nullptr, 0, 0, 0}, {nullptr, 0, 0, 0}, conv_q8_out_params, nullptr,
-    conv_q8_tile_fn<Neon, 6, 1>(), {nullptr, 0, 0, 0}};
+    {conv_q8_tile_fn<Neon, 6, 1>(), conv_q8_tile_fn<Neon, 6, 1>(), conv_q8_tile_fn<Neon, 6, 1>()},
+    nullptr, nullptr, 0, {}, conv_q8_out_params, nullptr};
 
 }  // namespace detail
 }  // namespace pocket

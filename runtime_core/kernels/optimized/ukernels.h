@@ -242,15 +242,18 @@ struct ConvQ8Kernels {
   void (*requantize)(const float* y, int64_t n, float scale, float lo, float hi, int32_t zp, int8_t* out);
   // out[i] = float(x[i] - zp) for i < n: an int8 input's values for the fp32 depthwise path.
   void (*int8_floats)(const int8_t* x, int64_t n, int32_t zp, float* out);
-  ConvQ8TileFn narrow, wide;  // wide when a group has more output channels than narrow.nr; same mr
+  // The tiles of 1, 2 and 3 vector blocks of output channels (same mr; a variant with fewer
+  // repeats its widest: AVX-512 VNNI 16/32/48 channels, NEON dot product 8/16/16, the i16
+  // variants one tile); conv_q8.cpp's pick_tile chooses per group of output channels.
+  ConvQ8TileFn tiles[3];
   // Channels-last depthwise on an int8 x (DwConvQ8Expand, DwConvQ8Row; c_pad a multiple of
   // the vector's lanes, at most 16); null (the i16 variants): through the fp32 row function.
   void (*dw_expand)(const DwConvQ8Expand& e);
   void (*dw_row)(const DwConvQ8Row& r);
   int dw_lanes;
-  // Tiles that read a channels-last int8 x as it is (no padding, whole quads: its layout is
+  // tiles that read a channels-last int8 x as it is (no padding, whole quads: its layout is
   // xq's), adding byte_offset as they broadcast; fn null (the i16 variants): none.
-  ConvQ8TileFn narrow_raw, wide_raw;
+  ConvQ8TileFn raw_tiles[3];
   // q_mult[i] = conv_q8_out_mult, q_bias[i] = conv_q8_out_bias (0 without bias) of n channels
   // whose w_scales and bias (may be null) start at channel 0; zeros in [n, n_pad).
   void (*out_params)(const float* w_scales, const float* bias, int64_t n, int64_t n_pad, double x_scale,
@@ -258,9 +261,6 @@ struct ConvQ8Kernels {
   // Σ w per channel of DwConvQ8Row's weight (rows = k_h · quads rows of c_pad words); with
   // dw_row, else null.
   void (*dw_sums)(const uint32_t* wq, int64_t rows, int64_t c_pad, int32_t* sums);
-  // Wider than wide (AVX-512 VNNI: 3 blocks of 16), for groups of many output channels; the
-  // variants without one repeat wide. Same mr.
-  ConvQ8TileFn wider, wider_raw;
 };
 
 // ---- pocket::conv2d_packed (conv_f32_<isa>.cpp over conv_f32_tile.inc; driver conv_packed.cpp):
@@ -354,9 +354,8 @@ struct ConvF32Kernels {
   // Winograd's products when a chunk has few tiles (the narrow tile's rows would be mostly
   // repeats): a tile of fewer rows and more channels where the registers allow, else narrow.
   ConvF32TileFn few;
-  // tiles with fewer rows (AVX-512: 7; else the same tiles), for position
-  // counts a multiple of mr would overshoot: a 7x7 plane is 7 tiles of 7, not 6 of 8 and a
-  // last of 1 that computes 8.
+  // tiles with fewer rows (AVX-512: 7; else the same tiles), for position counts a multiple of
+  // mr would overshoot: a 7x7 plane is 7 tiles of 7, not 6 of 8 and a last of 1 that computes 8.
   ConvF32TileFn alt[3];
 };
 // Kernel rows a row function (dw_row, max_pool_row) holds in its stack array; drivers send
