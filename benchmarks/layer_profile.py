@@ -94,5 +94,6 @@ def profile(args, work: str) -> None:
     rows.append(["sum", f"{total_ours:.1f}", "sum", f"{total_theirs:.1f}", f"{total_ours - total_theirs:+.1f}"])
     print(common.table(["Pocket instruction", "us", "XNNPACK op", "us", "Pocket - XNNPACK"], rows))
 
+
 if __name__ == "__main__":
     main()
