@@ -21,9 +21,15 @@
 #  - the real interpreter (sys.executable), not a pyenv shim: the preload must not reach bash;
 #  - PYTHONMALLOC=malloc: pymalloc's arenas are mmap'd, which LeakSanitizer does not scan, so
 #    everything a live Python object owns would look leaked;
+#  - ASAN_OPTIONS intercept_tls_get_addr=0, in both parts: GCC 12's libasan (LLVM's up to 16)
+#    takes a dynamic TLS block whose address is 16 bytes past a page boundary for one with a
+#    glibc 2.19 header, and reads its range from the 16 bytes before it. The leak check then
+#    crashes ("Tracer caught signal 11", "LeakSanitizer has encountered a fatal error") when it
+#    scans that thread. Whether a block lands there depends on malloc's addresses: every JVM run
+#    here, and once in a while a Python run (CI, 2026-11-28). Without the interceptor, a dynamic
+#    TLS block is still scanned as the heap block it is, reached from the thread's DTV;
 #  - JVM: ASAN_OPTIONS handle_segv=0 and allow_user_segv_handler=1 (HotSpot uses SIGSEGV for
-#    null checks and safepoints), and LSAN_OPTIONS use_tls=0: the leak check crashes ("Tracer
-#    caught signal 11") reading a JVM thread's dynamic TLS, whose range libasan gets wrong.
+#    null checks and safepoints).
 #
 # A missing tool (cmake, ninja, libasan, pybind11; the JDK, kotlinc, JUnit for java) skips
 # that part with a message, except under CI=true, where it is a failure.
@@ -43,6 +49,7 @@ done
 failed=()
 skipped=()
 ran=()
+logs=()  # the output of each part that failed, repeated at the end of the run
 missing() {  # what part
   if [ "${CI:-}" = true ]; then
     echo "FAIL: $2: $1 is required under CI=true but was not found" >&2
@@ -62,6 +69,12 @@ drop() {  # part
 summary() {  # exits
   [ ${#skipped[@]} -gt 0 ] && echo "lsan-bindings skipped: ${skipped[*]}"
   if [ ${#failed[@]} -gt 0 ]; then
+    # The test runner's log may keep only the end of a long run: what failed comes last.
+    local log
+    for log in "${logs[@]}"; do
+      echo "--- the last 80 lines of $log" >&2
+      tail -n 80 "$log" >&2
+    done
     echo "lsan-bindings FAILED: ${failed[*]}" >&2
     exit 1
   fi
@@ -129,15 +142,17 @@ if wants python; then
   if ! scripts/dev_build.sh --package-only "$build" >/dev/null; then
     failed+=(python)
   elif env LD_PRELOAD="$preload" PYTHONMALLOC=malloc \
-    ASAN_OPTIONS=detect_leaks=1 LSAN_OPTIONS="suppressions=$root/scripts/lsan/python.supp:print_suppressions=0" \
+    ASAN_OPTIONS=detect_leaks=1:intercept_tls_get_addr=0 LSAN_OPTIONS="suppressions=$root/scripts/lsan/python.supp:print_suppressions=0" \
     PYTHONPATH="$build/python:$root/scripts/lsan" \
     "$python" -m pytest -q -p no:cacheprovider -p pytest_lsan \
-    tests/test_bad_inputs.py tests/test_threads.py tests/test_load_region.py tests/llm/test_runner.py; then
+    tests/test_bad_inputs.py tests/test_threads.py tests/test_load_region.py tests/llm/test_runner.py \
+    2>&1 | tee "$build.python.log"; then
     echo "--- python ok ($((SECONDS - start)) s)"
     ran+=(python)
   else
     echo "--- python FAILED ($((SECONDS - start)) s): a LeakSanitizer report (exit 23) or a test failure above" >&2
     failed+=(python)
+    logs+=("$build.python.log")
   fi
 fi
 
@@ -146,13 +161,14 @@ if wants java; then
   echo "==> java: JUnit under LeakSanitizer"
   start=$SECONDS
   # The launcher's words are split on spaces: the paths above have none on these machines.
-  if POCKET_JAVA_LAUNCHER="env LD_PRELOAD=$preload ASAN_OPTIONS=detect_leaks=1:handle_segv=0:allow_user_segv_handler=1 LSAN_OPTIONS=use_tls=0:print_suppressions=0:suppressions=$root/scripts/lsan/jvm.supp" \
-    bindings/java/test.sh "$build"; then
+  if POCKET_JAVA_LAUNCHER="env LD_PRELOAD=$preload ASAN_OPTIONS=detect_leaks=1:intercept_tls_get_addr=0:handle_segv=0:allow_user_segv_handler=1 LSAN_OPTIONS=print_suppressions=0:suppressions=$root/scripts/lsan/jvm.supp" \
+    bindings/java/test.sh "$build" 2>&1 | tee "$build.java.log"; then
     echo "--- java ok ($((SECONDS - start)) s)"
     ran+=(java)
   else
     echo "--- java FAILED ($((SECONDS - start)) s): a LeakSanitizer report or a test failure above" >&2
     failed+=(java)
+    logs+=("$build.java.log")
   fi
 fi
 
