@@ -35,8 +35,8 @@ void test_conv2d_packed(KernelFn portable, KernelFn fast, const char* set) {
       // output channels in groups of 3, 2 and 1 blocks (3 + 2, 3 + 3 + 1, 3 + 1), 1x1 and 3x3
       {1, 12, 72, 7, 9, 1, 1, 0, 1},  {2, 9, 100, 5, 5, 1, 1, 0, 1},  {1, 20, 64, 6, 7, 3, 1, 1, 1},
       {1, 160, 97, 7, 7, 1, 1, 0, 1},
-      // sums of 48+ products (AVX-512 pairs blocks): a pair, then a third block of 1 channel;
-      // a pair whose second block is partial
+      // AVX-512 runs blocks in pairs: a pair, then a third block of 1 channel (3x3); a pair whose
+      // second block is partial
       {1, 6, 33, 9, 8, 3, 1, 1, 1},  {1, 50, 20, 7, 7, 1, 1, 0, 1},
   };
   const double bounds[4][2] = {{-INFINITY, INFINITY}, {0.0, INFINITY}, {0.0, 6.0}, {-0.5, 0.25}};

@@ -157,7 +157,7 @@ Error dense(KernelContext& ctx, const ConvPackedArgs& a, const ConvF32Kernels& k
       t.y = a.y + at;
       t.rows_n = static_cast<int>(std::min<int64_t>(mr, P - p0));
       t.cols_n = static_cast<int>(std::min<int64_t>(fn.nr, a.c_out - c0));
-      fn(t);
+      fn.fn(t);
     }
   });
   return Error::Ok;
@@ -267,7 +267,7 @@ Error winograd(KernelContext& ctx, const ConvPackedArgs& a, const ConvF32Kernels
             tl.rows = r + p0;
             tl.y = m + term * sm + p0 * ldm + b0 * kConvPackLanes;
             tl.rows_n = static_cast<int>(std::min<int64_t>(fn.mr, tn - p0));
-            fn(tl);
+            fn.fn(tl);
           }
         }
       }

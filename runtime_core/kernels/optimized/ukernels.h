@@ -271,8 +271,6 @@ struct ConvQ8Kernels {
 // weights are one row of its panel (no packing at run time), broadcast inputs times weight
 // vectors, no horizontal sums. Epilogue: y = clamp(acc + bias + res, lo, hi) (max, then min;
 // a NaN stays NaN), y and res rows ldy floats apart.
-// ConvF32TileFn::long_fn from this many products per sum (taps x c_in), measured on Zen 5.
-constexpr int64_t kConvLongSum = 48;
 struct ConvF32Tile {
   const float* const* rows = nullptr;    // [mr]: each position's first input pixel
   const int64_t* tap_offsets = nullptr;  // [taps], in floats: a tap's pixel = rows[i] + offset
@@ -289,10 +287,6 @@ struct ConvF32Tile {
 struct ConvF32TileFn {
   void (*fn)(const ConvF32Tile& t);
   int mr, nr;
-  // The same tile for sums of kConvLongSum products or more (taps x c_in), which may share
-  // loads between blocks at the cost of a longer epilogue (AVX-512); else fn.
-  void (*long_fn)(const ConvF32Tile& t);
-  void operator()(const ConvF32Tile& t) const { (t.taps * t.c_in >= kConvLongSum ? long_fn : fn)(t); }
 };
 // Depthwise: one output row, every column and channel, channels across vector lanes.
 struct DwConvF32Row {
