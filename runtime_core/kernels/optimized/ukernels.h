@@ -251,7 +251,7 @@ struct ConvQ8Kernels {
   void (*dw_expand)(const DwConvQ8Expand& e);
   void (*dw_row)(const DwConvQ8Row& r);
   int dw_lanes;
-  // tiles that read a channels-last int8 x as it is (no padding, whole quads: its layout is
+  // Tiles that read a channels-last int8 x as it is (no padding, whole quads: its layout is
   // xq's), adding byte_offset as they broadcast; fn null (the i16 variants): none.
   ConvQ8TileFn raw_tiles[3];
   // q_mult[i] = conv_q8_out_mult, q_bias[i] = conv_q8_out_bias (0 without bias) of n channels
