@@ -38,6 +38,10 @@ void test_conv2d_packed(KernelFn portable, KernelFn fast, const char* set) {
       // AVX-512 runs blocks in pairs: a pair, then a third block of 1 channel (3x3); a pair whose
       // second block is partial
       {1, 6, 33, 9, 8, 3, 1, 1, 1},  {1, 50, 20, 7, 7, 1, 1, 0, 1},
+      // calls of up to 8 position tiles: position first over chunks of 8 tiles (a last one of
+      // 2) and two channel groups, the 2-thread split inside a chunk of the second batch item;
+      // channel group first over planes of 13 tiles
+      {3, 4, 70, 11, 13, 1, 1, 0, 1},  {2, 40, 100, 9, 10, 3, 1, 1, 1},
   };
   const double bounds[4][2] = {{-INFINITY, INFINITY}, {0.0, INFINITY}, {0.0, 6.0}, {-0.5, 0.25}};
   int i = 0;

@@ -5,8 +5,9 @@
 //       many blocks of 16 as the ISA's widest tile takes: AVX-512 48, else 16) of one batch item,
 //       ordered channel group first when the weights outgrow L1, so that a thread's run of
 //       units reads one weight panel (taps · c_in rows of 16 floats per block) while it is in
-//       cache. A convolution with padding first copies its input into a zero-padded image
-//       (one pass over x); then each output position's taps lie at fixed offsets from its
+//       cache; one tile call runs up to 8 consecutive position tiles (UnitOrder). A
+//       convolution with padding first copies its input into a zero-padded image (one pass
+//       over x); then each output position's taps lie at fixed offsets from its
 //       first input pixel, and the driver hands the tile one pointer per position plus one
 //       offset per tap (made once per call), or with dilation 1 across one offset per kernel
 //       row (k_w pixels are contiguous in x and in the panel: fewer, longer runs): no im2col,
@@ -88,6 +89,57 @@ void point_rows(const ConvPackedArgs& a, const Image& im, int64_t n, int64_t p0,
   }
 }
 
+// dense()'s units (one position tile x one channel group of a batch item) in a slice's order,
+// in runs: consecutive position tiles of one group and batch item, one tile call each.
+//   group first: group g, batch item n, position tile p.
+//   position first: batch item n, chunks of kRunTiles position tiles, group g, tile p of the
+//     chunk (a chunk's input rows are read once per group, while in cache).
+constexpr int64_t kRunTiles = 8;  // position tiles a call runs at most
+struct UnitOrder {
+  int64_t groups, batch, tiles;  // channel groups, batch items, position tiles per plane
+  bool group_first;
+  int64_t g = 0, n = 0, p = 0;    // the current unit
+  int64_t begin = 0, end = 0;     // position tiles of its run's chunk (group first: the plane)
+
+  void seek(int64_t u) {
+    if (group_first) {
+      g = u / (batch * tiles);
+      n = u / tiles % batch;
+      p = u % tiles;
+      begin = 0;
+      end = tiles;
+      return;
+    }
+    n = u / (tiles * groups);
+    const int64_t v = u % (tiles * groups);
+    begin = v / (kRunTiles * groups) * kRunTiles;  // the chunks before are whole
+    const int64_t in_chunk = v - begin * groups, chunk = std::min(kRunTiles, tiles - begin);
+    g = in_chunk / chunk;
+    p = begin + in_chunk % chunk;
+    end = begin + chunk;
+  }
+  // Past the current unit and the k - 1 after it, all in its run (k <= end - p).
+  void advance(int64_t k) {
+    if ((p += k) < end) return;
+    if (group_first) {
+      p = 0;
+      if (++n < batch) return;
+      n = 0;
+      ++g;
+      return;
+    }
+    p = begin;
+    if (++g < groups) return;
+    g = 0;
+    if (end == tiles) {
+      end = 0;
+      ++n;
+    }
+    p = begin = end;
+    end = std::min(tiles, begin + kRunTiles);
+  }
+};
+
 Error dense(KernelContext& ctx, const ConvPackedArgs& a, const ConvF32Kernels& k) {
   // Rows per tile: the alternative tiles when their last tile of a plane computes fewer
   // positions past it (8 x 6 + 1 for 7x7: 7 rows wasted; 7 x 7: none).
@@ -112,7 +164,7 @@ Error dense(KernelContext& ctx, const ConvPackedArgs& a, const ConvF32Kernels& k
   const float** rows = nullptr;
   Error e = temp_array(ctx, kOp, "the padded bias", blocks * kConvPackLanes, &bias);
   if (e == Error::Ok) e = temp_array(ctx, kOp, "tap offsets", tile_taps, &offsets);
-  if (e == Error::Ok) e = temp_array(ctx, kOp, "input pixel pointers", slices * mr, &rows);
+  if (e == Error::Ok) e = temp_array(ctx, kOp, "input pixel pointers", slices * kRunTiles * mr, &rows);
   if (e == Error::Ok) e = pad_input(ctx, a, &im);
   if (e != Error::Ok) return e;
   std::fill(bias, bias + blocks * kConvPackLanes, 0.0f);
@@ -121,7 +173,7 @@ Error dense(KernelContext& ctx, const ConvPackedArgs& a, const ConvF32Kernels& k
     for (int64_t kj = 0; kj < (merged ? 1 : a.k[1]); ++kj, ++t)
       offsets[t] = (ki * a.dil[0] * im.wp + kj * a.dil[1]) * a.c_in;
   parallel_slices(ctx, units, slices, [&](int64_t sl, int64_t u0, int64_t u1) {
-    const float** r = rows + sl * mr;
+    const float** r = rows + sl * kRunTiles * mr;
     ConvF32Tile t;
     t.rows = r;
     t.tap_offsets = offsets;
@@ -132,32 +184,25 @@ Error dense(KernelContext& ctx, const ConvPackedArgs& a, const ConvF32Kernels& k
     t.hi = a.out_max;
     t.ldy = a.c_out;
     // Channel group first when the weights outgrow L1 (each panel read from cache once);
-    // else position first (y written in whole rows, x read once). Unit u0's group g, batch
-    // item n and first position p0, then each next unit's without divisions (a tile of a
-    // narrow 1x1 layer is a few dozen instructions).
-    const int64_t bt0 = group_first ? u0 % (a.batch * tiles) : u0 / col_groups;
-    int64_t g = group_first ? u0 / (a.batch * tiles) : u0 % col_groups, n = bt0 / tiles, p0 = bt0 % tiles * mr;
-    const auto next = [&] {
-      if (!group_first && ++g < col_groups) return;
-      if (!group_first) g = 0;
-      if ((p0 += mr) < P) return;
-      p0 = 0;
-      if (++n < a.batch) return;
-      n = 0;
-      ++g;
-    };
-    for (int64_t u = u0; u < u1; ++u, next()) {
-      const int64_t b0 = g * per_group, c0 = b0 * kConvPackLanes;
+    // else position first (x read from memory once, y written in whole rows).
+    UnitOrder o{col_groups, a.batch, tiles, group_first};
+    o.seek(u0);
+    for (int64_t u = u0; u < u1;) {
+      const int64_t run = std::min({u1 - u, o.end - o.p, kRunTiles});
+      const int64_t b0 = o.g * per_group, c0 = b0 * kConvPackLanes, p0 = o.p * mr;
       const ConvF32TileFn& fn = fns[std::min(per_group, blocks - b0) - 1];
-      point_rows(a, im, n, p0, mr, r);
-      const int64_t at = (n * P + p0) * a.c_out + c0;
+      point_rows(a, im, o.n, p0, static_cast<int>(run * mr), r);
+      const int64_t at = (o.n * P + p0) * a.c_out + c0;
       t.w = a.w + b0 * panel;
       t.bias = bias + c0;
       t.res = a.res != nullptr ? a.res + at : nullptr;
       t.y = a.y + at;
-      t.rows_n = static_cast<int>(std::min<int64_t>(mr, P - p0));
+      t.tiles = static_cast<int>(run);
+      t.rows_n = static_cast<int>(std::min<int64_t>(mr, P - p0 - (run - 1) * mr));
       t.cols_n = static_cast<int>(std::min<int64_t>(fn.nr, a.c_out - c0));
       fn.fn(t);
+      u += run;
+      o.advance(run);
     }
   });
   return Error::Ok;

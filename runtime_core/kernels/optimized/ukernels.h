@@ -270,9 +270,11 @@ struct ConvQ8Kernels {
 // input pixel (c_in floats of the zero-padded input). Per tap and input channel the block's 16
 // weights are one row of its panel (no packing at run time), broadcast inputs times weight
 // vectors, no horizontal sums. Epilogue: y = clamp(acc + bias + res, lo, hi) (max, then min;
-// a NaN stays NaN), y and res rows ldy floats apart.
+// a NaN stays NaN), y and res rows ldy floats apart. One call runs `tiles` tiles of mr
+// positions one after the other, tile k's rows k · mr further on in rows, y and res: the
+// call's setup is paid once (on Zen 5, 5-10% of a 1x1 layer's time at c_in 8-16).
 struct ConvF32Tile {
-  const float* const* rows = nullptr;    // [mr]: each position's first input pixel
+  const float* const* rows = nullptr;    // [tiles · mr]: each position's first input pixel
   const int64_t* tap_offsets = nullptr;  // [taps], in floats: a tap's pixel = rows[i] + offset
   const float* w = nullptr;              // the first block's panel (taps, c_in, 16)
   int64_t block_stride = 0;              // floats from one block's panel to the next
@@ -282,7 +284,8 @@ struct ConvF32Tile {
   float lo = -INFINITY, hi = INFINITY;
   float* y = nullptr;
   int64_t ldy = 0;
-  int rows_n = 0, cols_n = 0;  // positions and channels to store (<= mr, nr)
+  int tiles = 1;
+  int rows_n = 0, cols_n = 0;  // positions of the last tile and channels to store (<= mr, nr)
 };
 struct ConvF32TileFn {
   void (*fn)(const ConvF32Tile& t);
@@ -345,7 +348,7 @@ struct WinoF32Out {
 struct ConvF32Kernels {
   // The tiles of 1, 2 and 3 blocks of 16 channels (same mr; AVX2 and NEON: the 1-block tile in
   // every slot). conv2d_packed's columns go as many blocks at a time as tiles[2] takes, so a
-  // 48-channel layer is one call per position tile on AVX-512.
+  // 48-channel layer is one column group on AVX-512.
   ConvF32TileFn tiles[3];
   void (*dw_row)(const DwConvF32Row& r);
   void (*max_pool_row)(const MaxPoolF32Row& r);
