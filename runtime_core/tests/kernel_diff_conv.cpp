@@ -231,6 +231,9 @@ void test_conv_q8(const char* op, KernelFn portable, KernelFn fast, const char* 
       // no padding, whole quads: an int8 x read where it is (each twice: one pass is int8 x)
       {1, 12, 72, 7, 9, 1, 1, 1, 0, 1, 1, -9},   {1, 12, 72, 7, 9, 1, 1, 1, 0, 1, 1, -9},
       {2, 8, 40, 5, 6, 3, 3, 2, 0, 1, 1, 3},     {2, 8, 40, 5, 6, 3, 3, 2, 0, 1, 1, 3},
+      // calls of up to 8 position tiles: 14 tiles per image (a run of 8, one of 6), three
+      // groups, the 2-thread split in the second image's first run
+      {1, 12, 24, 10, 11, 1, 1, 1, 0, 1, 3, 5},
   };
   // out_min > out_max: out_max wins, as in torch.clamp
   const double clamps[4][2] = {{-INFINITY, INFINITY}, {0.0, INFINITY}, {0.0, 6.0}, {2.0, -1.0}};

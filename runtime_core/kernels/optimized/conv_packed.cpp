@@ -92,9 +92,8 @@ void point_rows(const ConvPackedArgs& a, const Image& im, int64_t n, int64_t p0,
 // dense()'s units (one position tile x one channel group of a batch item) in a slice's order,
 // in runs: consecutive position tiles of one group and batch item, one tile call each.
 //   group first: group g, batch item n, position tile p.
-//   position first: batch item n, chunks of kRunTiles position tiles, group g, tile p of the
+//   position first: batch item n, chunks of kConvRunTiles position tiles, group g, tile p of the
 //     chunk (a chunk's input rows are read once per group, while in cache).
-constexpr int64_t kRunTiles = 8;  // position tiles a call runs at most
 struct UnitOrder {
   int64_t groups, batch, tiles;  // channel groups, batch items, position tiles per plane
   bool group_first;
@@ -112,8 +111,8 @@ struct UnitOrder {
     }
     n = u / (tiles * groups);
     const int64_t v = u % (tiles * groups);
-    begin = v / (kRunTiles * groups) * kRunTiles;  // the chunks before are whole
-    const int64_t in_chunk = v - begin * groups, chunk = std::min(kRunTiles, tiles - begin);
+    begin = v / (kConvRunTiles * groups) * kConvRunTiles;  // the chunks before are whole
+    const int64_t in_chunk = v - begin * groups, chunk = std::min(kConvRunTiles, tiles - begin);
     g = in_chunk / chunk;
     p = begin + in_chunk % chunk;
     end = begin + chunk;
@@ -136,7 +135,7 @@ struct UnitOrder {
       ++n;
     }
     p = begin = end;
-    end = std::min(tiles, begin + kRunTiles);
+    end = std::min(tiles, begin + kConvRunTiles);
   }
 };
 
@@ -164,7 +163,7 @@ Error dense(KernelContext& ctx, const ConvPackedArgs& a, const ConvF32Kernels& k
   const float** rows = nullptr;
   Error e = temp_array(ctx, kOp, "the padded bias", blocks * kConvPackLanes, &bias);
   if (e == Error::Ok) e = temp_array(ctx, kOp, "tap offsets", tile_taps, &offsets);
-  if (e == Error::Ok) e = temp_array(ctx, kOp, "input pixel pointers", slices * kRunTiles * mr, &rows);
+  if (e == Error::Ok) e = temp_array(ctx, kOp, "input pixel pointers", slices * kConvRunTiles * mr, &rows);
   if (e == Error::Ok) e = pad_input(ctx, a, &im);
   if (e != Error::Ok) return e;
   std::fill(bias, bias + blocks * kConvPackLanes, 0.0f);
@@ -173,7 +172,7 @@ Error dense(KernelContext& ctx, const ConvPackedArgs& a, const ConvF32Kernels& k
     for (int64_t kj = 0; kj < (merged ? 1 : a.k[1]); ++kj, ++t)
       offsets[t] = (ki * a.dil[0] * im.wp + kj * a.dil[1]) * a.c_in;
   parallel_slices(ctx, units, slices, [&](int64_t sl, int64_t u0, int64_t u1) {
-    const float** r = rows + sl * kRunTiles * mr;
+    const float** r = rows + sl * kConvRunTiles * mr;
     ConvF32Tile t;
     t.rows = r;
     t.tap_offsets = offsets;
@@ -188,7 +187,7 @@ Error dense(KernelContext& ctx, const ConvPackedArgs& a, const ConvF32Kernels& k
     UnitOrder o{col_groups, a.batch, tiles, group_first};
     o.seek(u0);
     for (int64_t u = u0; u < u1;) {
-      const int64_t run = std::min({u1 - u, o.end - o.p, kRunTiles});
+      const int64_t run = std::min({u1 - u, o.end - o.p, kConvRunTiles});
       const int64_t b0 = o.g * per_group, c0 = b0 * kConvPackLanes, p0 = o.p * mr;
       const ConvF32TileFn& fn = fns[std::min(per_group, blocks - b0) - 1];
       point_rows(a, im, o.n, p0, static_cast<int>(run * mr), r);

@@ -159,7 +159,7 @@ struct LinearQI8Kernels {
 // Sums are exact in int32 (prepare_conv2d_q8 bounds the products per output), then as the
 // portable kernel: y = clamp(float(double(acc - corr) · mult) + bias, lo, hi) per channel.
 struct ConvQ8Tile {
-  const void* const* rows = nullptr;       // [mr]: each position's input at tap 0
+  const void* const* rows = nullptr;       // [tiles · mr]: each position's input at tap 0
   const int64_t* tap_offsets = nullptr;    // [taps], in elements
   const void* w = nullptr;                 // the block's weights
   int64_t vec_stride = 0, step_stride = 0;  // in elements
@@ -179,7 +179,8 @@ struct ConvQ8Tile {
   float q_lo = 0, q_hi = 0;                //   with res the float y quantized with q_scale
   float q_scale = 1;
   int32_t q_zp = 0;
-  int rows_n = 0, cols_n = 0;              // positions and channels to store (<= mr, nr)
+  int tiles = 1;                           // tiles of mr positions, as ConvF32Tile's
+  int rows_n = 0, cols_n = 0;              // positions of the last tile, channels (<= mr, nr)
 };
 struct ConvQ8TileFn {
   void (*fn)(const ConvQ8Tile& t);
@@ -287,6 +288,9 @@ struct ConvF32Tile {
   int tiles = 1;
   int rows_n = 0, cols_n = 0;  // positions of the last tile and channels to store (<= mr, nr)
 };
+// Tiles of positions the convolution drivers hand one tile call at most (ConvF32Tile::tiles,
+// ConvQ8Tile::tiles).
+constexpr int64_t kConvRunTiles = 8;
 struct ConvF32TileFn {
   void (*fn)(const ConvF32Tile& t);
   int mr, nr;
