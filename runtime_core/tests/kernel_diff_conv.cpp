@@ -35,8 +35,8 @@ void test_conv2d_packed(KernelFn portable, KernelFn fast, const char* set) {
       // output channels in groups of 3, 2 and 1 blocks (3 + 2, 3 + 3 + 1, 3 + 1), 1x1 and 3x3
       {1, 12, 72, 7, 9, 1, 1, 0, 1},  {2, 9, 100, 5, 5, 1, 1, 0, 1},  {1, 20, 64, 6, 7, 3, 1, 1, 1},
       {1, 160, 97, 7, 7, 1, 1, 0, 1},
-      // AVX-512 runs blocks in pairs: a pair, then a third block of 1 channel (3x3); a pair whose
-      // second block is partial
+      // AVX-512 runs a tile's 2-3 blocks together: a third block of 1 channel (3x3); a second
+      // block that is partial
       {1, 6, 33, 9, 8, 3, 1, 1, 1},  {1, 50, 20, 7, 7, 1, 1, 0, 1},
       // calls of up to 8 position tiles: position first over chunks of 8 tiles (a last one of
       // 2) and two channel groups, the 2-thread split inside a chunk of the second batch item;

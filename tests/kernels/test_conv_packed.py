@@ -29,10 +29,10 @@ CASES = [
     ((1, 3, 3, 5), 2, (3, 3), (1, 1), (3, 3), (1, 1), False),  # padding wider than the kernel
     ((1, 8, 11, 9), 64, (1, 1), (2, 2), (0, 0), (1, 1), False),  # strided 1x1
     ((1, 3, 23, 19), 16, (7, 7), (2, 2), (3, 3), (1, 1), False),  # a stem
-    # AVX-512 runs a tile's blocks of 16 channels in pairs:
-    ((1, 50, 5, 7), 40, (1, 1), (1, 1), (0, 0), (1, 1), False),  # a pair, then a partial third block
-    ((1, 6, 9, 8), 33, (3, 3), (1, 1), (1, 1), (1, 1), False),  # 3x3: a pair, then one channel
-    ((1, 64, 7, 7), 20, (1, 1), (1, 1), (0, 0), (1, 1), False),  # the pair's second block partial; 7-row tiles
+    # AVX-512 runs a tile's 2-3 blocks of 16 channels together:
+    ((1, 50, 5, 7), 40, (1, 1), (1, 1), (0, 0), (1, 1), False),  # a partial third block
+    ((1, 6, 9, 8), 33, (3, 3), (1, 1), (1, 1), (1, 1), False),  # 3x3: a third block of one channel
+    ((1, 64, 7, 7), 20, (1, 1), (1, 1), (0, 0), (1, 1), False),  # a partial second block; 7-row tiles
     ((2, 6, 7, 7), 6, (3, 3), (1, 1), (1, 1), (1, 1), True),
     ((1, 72, 9, 10), 72, (3, 3), (2, 2), (1, 1), (1, 1), True),  # AVX-512: 4 vectors + a tail
     ((1, 19, 12, 13), 19, (3, 3), (1, 1), (1, 1), (1, 1), True),

@@ -183,7 +183,8 @@ Error dense(KernelContext& ctx, const ConvPackedArgs& a, const ConvF32Kernels& k
     t.hi = a.out_max;
     t.ldy = a.c_out;
     // Channel group first when the weights outgrow L1 (each panel read from cache once);
-    // else position first (x read from memory once, y written in whole rows).
+    // else position first, in chunks of 8 tiles (x read from memory once: a chunk's rows stay
+    // in cache while each group reads them).
     UnitOrder o{col_groups, a.batch, tiles, group_first};
     o.seek(u0);
     for (int64_t u = u0; u < u1;) {
