@@ -115,7 +115,7 @@ step_asan() {
 step_tsan() {
   configure tsan &&
     cmake --build --preset tsan &&
-    ctest --preset tsan -R '^c_(threads|api)_test$'
+    ctest --preset tsan -R '^(c_(threads|api)|thread_pool)_test$'
 }
 
 # Measures the core (and, when built, core + portable kernels) of one build.

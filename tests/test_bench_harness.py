@@ -108,6 +108,26 @@ def test_idle_wait_is_a_budget_not_a_deadline():
     assert time.monotonic() - t0 < 2 and "2 of 2 started on a busy machine" in guard.summary()
 
 
+def test_core_round_trip_is_measured_and_guarded():
+    """The 2-thread rows follow how fast cores 0 and 1 pass a cache line back and forth (on a VM
+    the host may move the virtual CPUs): the guard records it, and waits for it when asked."""
+    from pocket._native_testing import core_round_trip_ns
+
+    trip = common.core_round_trip_ns()
+    assert trip is not None and 1 < trip < 100_000, trip
+    with pytest.raises(ValueError, match="cores 0 and 0 are not two distinct cores"):
+        core_round_trip_ns(0, 0)
+    with pytest.raises(ValueError, match=f"cores 0 and {os.cpu_count()} are not two distinct"):
+        core_round_trip_ns(0, os.cpu_count())
+    guard = common.LoadGuard(max_load=100, max_busy=1.1, wait=False)
+    guard.before_run()
+    assert len(guard.round_trips) == 1 and "passed a cache line back and forth in" in guard.summary()
+    # A limit no machine meets: the guard waits out its budget, then measures and says why.
+    guard = common.LoadGuard(max_load=100, max_busy=1.1, timeout_s=0, max_round_trip_ns=0.001)
+    guard.before_run()
+    assert guard.gave_up and "core round trip <= 0 ns" in guard.summary()
+
+
 def test_machine_line_and_results_name():
     line = common.machine_line([1, 2])
     assert common.cpu_model() in line and "threads 1, 2" in line and f"{os.cpu_count()} logical cores" in line

@@ -6,12 +6,20 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstring>
 #include <deque>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
+
+#if defined(__linux__)
+#include <pthread.h>
+#include <sched.h>
+#endif
 
 #include "heap_allocator.h"
 #include "pocket/kernel.h"
@@ -206,6 +214,68 @@ double time_kernel(const std::string& name, py::list inputs, py::list outputs, c
   return seconds;
 }
 
+#if defined(__linux__)
+bool may_run_on(int cpu) {
+  cpu_set_t set;
+  return sched_getaffinity(0, sizeof set, &set) == 0 && cpu >= 0 && cpu < CPU_SETSIZE && CPU_ISSET(cpu, &set);
+}
+void pin_to(int cpu) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(cpu, &set);
+  pthread_setaffinity_np(pthread_self(), sizeof set, &set);
+}
+#else
+void pin_to(int) {}  // not reached: core_round_trip_ns refuses first
+#endif
+
+// The median time for a cache line to go from core `a` to core `b` and back (a flag bounced
+// between two spinning threads), in ns: what a thread pool's hand-off costs. On a VM it
+// changes when the host moves the virtual CPUs (between cores that share a cache and cores
+// that do not).
+double core_round_trip_ns(int a, int b, int rounds) {
+  if (rounds < 1) throw py::value_error("rounds must be positive");
+#if defined(__linux__)
+  // Two threads spinning on one core would take a time slice per trip: both must be pinnable.
+  if (a == b || !may_run_on(a) || !may_run_on(b))
+    throw py::value_error("core_round_trip_ns: cores " + std::to_string(a) + " and " + std::to_string(b) +
+                          " are not two distinct cores this process may run on");
+#else
+  throw py::value_error("core_round_trip_ns needs Linux (it pins its two threads to the cores)");
+#endif
+  py::gil_scoped_release release;
+  // Both ends on threads of their own: pinning the caller would keep it pinned afterwards.
+  alignas(64) std::atomic<int64_t> flag{0};
+  constexpr int64_t kBatch = 1000;
+  const int64_t trips = int64_t(rounds) * kBatch;
+  std::vector<double> batches;
+  std::thread echo([&] {
+    pin_to(b);
+    for (int64_t i = 0; i < trips; ++i) {
+      while (flag.load(std::memory_order_acquire) != 2 * i + 1) {
+      }
+      flag.store(2 * i + 2, std::memory_order_release);
+    }
+  });
+  std::thread serve([&] {
+    pin_to(a);
+    for (int64_t i = 0; i < trips; i += kBatch) {
+      const auto t0 = std::chrono::steady_clock::now();
+      for (int64_t j = i; j < i + kBatch; ++j) {
+        flag.store(2 * j + 1, std::memory_order_release);
+        while (flag.load(std::memory_order_acquire) != 2 * j + 2) {
+        }
+      }
+      batches.push_back(std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count() /
+                        kBatch);
+    }
+  });
+  serve.join();
+  echo.join();
+  std::nth_element(batches.begin(), batches.begin() + rounds / 2, batches.end());
+  return batches[rounds / 2];
+}
+
 }  // namespace
 
 PYBIND11_MODULE(_native_testing, m) {
@@ -220,4 +290,7 @@ PYBIND11_MODULE(_native_testing, m) {
         py::arg("table") = "portable", py::arg("num_threads") = 1, py::arg("repeat") = 10,
         "Runs a kernel as run_kernel does, `repeat` times on one thread pool; returns the fastest\n"
         "call's time in seconds (for benchmarks).");
+  m.def("core_round_trip_ns", &core_round_trip_ns, py::arg("a") = 0, py::arg("b") = 1, py::arg("rounds") = 50,
+        "The median time, in ns, for a cache line to go from core a to core b and back (batches of\n"
+        "1000 trips): what handing work to another thread costs (for benchmarks).");
 }

@@ -1,5 +1,6 @@
 #include "thread_pool.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <string>
@@ -41,21 +42,24 @@ void WorkerPool::start_workers() {
 }
 
 WorkerPool::~WorkerPool() {
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    stopping_ = true;
-    generation_.fetch_add(1);
-  }
+  stopping_.store(true);
+  job_.number.fetch_add(1);  // wakes the workers; they see stopping_
+  { std::lock_guard<std::mutex> lock(mutex_); }
   wake_.notify_all();
   for (std::thread& t : workers_) t.join();
 }
 
-// Takes tasks of the current job until none is left.
-void WorkerPool::drain(size_t n, void (*fn)(void*, size_t), void* arg) {
-  for (size_t i = next_.fetch_add(1); i < n; i = next_.fetch_add(1)) {
-    fn(arg, i);
-    done_.fetch_add(1, std::memory_order_release);
+size_t WorkerPool::drain(uint64_t job, size_t n, void (*fn)(void*, size_t), void* arg) {
+  const uint64_t tag = job << kCountBits;
+  size_t ran = 0;
+  uint64_t claim = claim_.load(std::memory_order_relaxed);
+  while ((claim & ~uint64_t(kMaxTasks)) == tag && (claim & kMaxTasks) != 0) {
+    if (!claim_.compare_exchange_weak(claim, claim - 1, std::memory_order_relaxed)) continue;
+    fn(arg, n - (claim & kMaxTasks));
+    ++ran;
+    claim = claim_.load(std::memory_order_relaxed);
   }
+  return ran;
 }
 
 void WorkerPool::run(size_t n, void (*fn)(void*, size_t), void* arg) {
@@ -64,48 +68,67 @@ void WorkerPool::run(size_t n, void (*fn)(void*, size_t), void* arg) {
     for (size_t i = 0; i < n; ++i) fn(arg, i);
     return;
   }
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    // A worker that woke late for the previous job may still be leaving its drain(): resetting
-    // next_ under it would hand it a task of this job with the last job's function.
-    while (in_job_.load(std::memory_order_acquire) != 0) std::this_thread::yield();
-    n_ = n;
-    fn_ = fn;
-    arg_ = arg;
-    next_ = 0;
-    done_ = 0;
-    generation_.fetch_add(1, std::memory_order_release);
+  if (n > kMaxTasks) {  // in batches, each a job of its own
+    struct Batch {
+      void (*fn)(void*, size_t);
+      void* arg;
+      size_t base;
+    } b{fn, arg, 0};
+    for (; b.base < n; b.base += kMaxTasks)
+      run(std::min(kMaxTasks, n - b.base), [](void* p, size_t i) {
+        const Batch& b = *static_cast<const Batch*>(p);
+        b.fn(b.arg, b.base + i);
+      }, &b);
+    return;
   }
-  wake_.notify_all();
-  drain(n, fn, arg);
+  // Every task of the last job has finished (below), so no worker can claim one any more.
+  // The caller keeps task 0 for itself.
+  const uint64_t job = job_.number.load(std::memory_order_relaxed) + 1;  // only run() and ~ write it
+  job_.n.store(n, std::memory_order_relaxed);
+  job_.fn.store(fn, std::memory_order_relaxed);
+  job_.arg.store(arg, std::memory_order_relaxed);
+  claim_.store(job << kCountBits | (n - 1), std::memory_order_relaxed);
+  job_.number.store(job);  // publishes the fields (release)
+  if (sleepers_.load() > 0) {
+    // A sleeper counted itself under the mutex before testing job_.number: taking the mutex
+    // here waits until it is inside wait(), so the notification cannot fall between the two.
+    { std::lock_guard<std::mutex> lock(mutex_); }
+    wake_.notify_all();
+  }
+  fn(arg, 0);
+  const size_t mine = 1 + drain(job, n, fn, arg);
   // The last tasks are running on workers: spin briefly, then give the core away (a worker may
   // have been preempted).
-  const auto all_done = [&] { return done_.load(std::memory_order_acquire) >= n; };
+  const uint64_t want = worker_done_seen_ + (n - mine);
+  const auto all_done = [&] { return worker_done_.load(std::memory_order_acquire) >= want; };
   if (!spin_until(all_done, std::chrono::microseconds(50)))
     while (!all_done()) std::this_thread::yield();
+  worker_done_seen_ = want;
 }
 
 void WorkerPool::work_loop() {
   uint64_t seen = 0;
   while (true) {
-    // Spin for a short while: the next job usually comes within microseconds.
-    spin_until([&] { return generation_.load(std::memory_order_acquire) != seen; },
-               std::chrono::microseconds(200));
-    size_t n;
-    void (*fn)(void*, size_t);
-    void* arg;
-    {
+    uint64_t job = 0;
+    const auto published = [&] {
+      job = job_.number.load(std::memory_order_acquire);
+      return job != seen;
+    };
+    // Spin for a short while: the next job usually comes within microseconds. Then sleep.
+    if (!spin_until(published, std::chrono::microseconds(200))) {
       std::unique_lock<std::mutex> lock(mutex_);
-      wake_.wait(lock, [&] { return generation_.load() != seen; });
-      seen = generation_.load();
-      if (stopping_) return;
-      n = n_;
-      fn = fn_;
-      arg = arg_;
-      in_job_.fetch_add(1, std::memory_order_relaxed);
+      sleepers_.fetch_add(1);
+      wake_.wait(lock, published);
+      sleepers_.fetch_sub(1);
     }
-    drain(n, fn, arg);
-    in_job_.fetch_sub(1, std::memory_order_release);
+    if (stopping_.load()) return;
+    seen = job;
+    // These may already be a later job's: drain() then claims nothing (see claim_).
+    const size_t n = job_.n.load(std::memory_order_relaxed);
+    void (*fn)(void*, size_t) = job_.fn.load(std::memory_order_relaxed);
+    void* arg = job_.arg.load(std::memory_order_relaxed);
+    const size_t ran = drain(job, n, fn, arg);
+    if (ran != 0) worker_done_.fetch_add(ran, std::memory_order_release);
   }
 }
 
