@@ -144,6 +144,7 @@ class LoadGuard:
         self.max_load, self.max_busy, self.wait = max_load, max_busy, wait
         self.max_round_trip_ns = max_round_trip_ns
         self.round_trips: list[float] = []
+        self.retried = 0
         # A budget of waiting, spent only while waiting: a run longer than timeout_s keeps its
         # guard (a deadline from the start stopped guarding after the first timeout_s).
         self.budget_s = timeout_s
@@ -171,6 +172,16 @@ class LoadGuard:
                 return
             time.sleep(2)
 
+    def still_near(self) -> bool:
+        """After a measurement: False when --max-round-trip is set and the cores moved apart
+        during it (the caller measures again; `retried` counts those)."""
+        if self.max_round_trip_ns is None:
+            return True
+        trip = core_round_trip_ns()
+        near = trip is None or trip <= self.max_round_trip_ns
+        self.retried += not near
+        return near
+
     def summary(self) -> str:
         if not self.samples:
             return "load not sampled"
@@ -189,7 +200,8 @@ class LoadGuard:
         far = sum(t > 2 * min(self.round_trips) for t in self.round_trips)
         return (f" · cores 0 and 1 passed a cache line back and forth in {min(self.round_trips):.0f}–"
                 f"{max(self.round_trips):.0f} ns before the measurements"
-                f"{f' ({far} of {len(self.round_trips)} over twice the fastest: the host moved the virtual CPUs)' if far else ''}")
+                f"{f' ({far} of {len(self.round_trips)} over twice the fastest: the host moved the virtual CPUs)' if far else ''}"
+                f"{f'; {self.retried} measurements taken again (the cores moved apart during them)' if self.retried else ''}")
 
 
 def core_round_trip_ns() -> float | None:
@@ -273,8 +285,11 @@ def run_cells(cells: list, argv_of, runs: int, guard: LoadGuard) -> dict:
     for r in range(runs):
         order = cells[r % len(cells):] + cells[:r % len(cells)]
         for cell in order:
-            guard.before_run()
-            res = run_child(argv_of(cell))
+            for attempt in range(3):  # again while the cores moved apart during it (--max-round-trip)
+                guard.before_run()
+                res = run_child(argv_of(cell))
+                if guard.still_near():
+                    break
             if res is not None:
                 results[cell].append(res)
         print(f"  run {r + 1}/{runs} done", file=sys.stderr)

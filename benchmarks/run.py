@@ -8,7 +8,9 @@ benchmarks/requirements.txt`; an engine that is not installed is left out (the h
 
 Each (model, engine, threads) cell runs --runs times, each in a fresh process (peak RSS is that
 engine's alone), the cells of a model interleaved, after waiting for an idle machine (the header
-records the load seen). CNN/encoder cells: the median of --repeat forwards per process, after
+records the load seen, and how fast cores 0 and 1 pass a cache line back and forth: on a VM the
+host may move the virtual CPUs apart, which slows every 2-thread cell; --max-round-trip NS waits
+for near ones). CNN/encoder cells: the median of --repeat forwards per process, after
 a warm-up of at least 3 forwards and 0.3 s (common.warm_up); LLM cells: a 32-token prompt, then
 256 greedy decode steps (engines.py, the same loop for every engine). The table gives the
 median over processes and the best in parentheses.

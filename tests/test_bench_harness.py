@@ -126,6 +126,9 @@ def test_core_round_trip_is_measured_and_guarded():
     guard = common.LoadGuard(max_load=100, max_busy=1.1, timeout_s=0, max_round_trip_ns=0.001)
     guard.before_run()
     assert guard.gave_up and "core round trip <= 0 ns" in guard.summary()
+    # Checked again after each measurement: run_cells measures once more when the cores moved.
+    assert not guard.still_near() and "1 measurements taken again" in guard.summary()
+    assert common.LoadGuard(wait=False).still_near()  # no limit: nothing to check
 
 
 def test_machine_line_and_results_name():

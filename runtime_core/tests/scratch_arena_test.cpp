@@ -1,24 +1,12 @@
 // ScratchArena (extension/heap_allocator.h), the temp allocator of a Module's methods: one
 // retained block after the first call, heap blocks past it, the budget kept exact.
 #include <cstdint>
-#include <cstdio>
 #include <cstring>
 
 #include "../extension/heap_allocator.h"
+#include "cpp_check.h"
 
 namespace {
-
-int failed = 0, passed = 0;
-
-void check(bool ok, int line, const char* what) {
-  if (ok) {
-    ++passed;
-    return;
-  }
-  ++failed;
-  std::fprintf(stderr, "FAIL scratch_arena_test.cpp:%d: %s\n", line, what);
-}
-#define CHECK(cond) check((cond), __LINE__, #cond)
 
 bool aligned(const void* p, size_t a) { return reinterpret_cast<uintptr_t>(p) % a == 0; }
 
@@ -100,6 +88,5 @@ int main() {
   }
   CHECK(mid.used == 0);
 
-  std::printf("scratch_arena_test: %d checks passed, %d failed\n", passed, failed);
-  return failed == 0 ? 0 : 1;
+  return pocket_test::report("scratch_arena_test");
 }

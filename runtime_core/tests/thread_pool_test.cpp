@@ -4,25 +4,13 @@
 // tasks one job can hold. Also run under ThreadSanitizer (the tsan preset).
 #include <atomic>
 #include <chrono>
-#include <cstdio>
 #include <thread>
 #include <vector>
 
 #include "../extension/thread_pool.h"
+#include "cpp_check.h"
 
 namespace {
-
-int failed = 0, passed = 0;
-
-void check(bool ok, int line, const char* what) {
-  if (ok) {
-    ++passed;
-    return;
-  }
-  ++failed;
-  std::fprintf(stderr, "FAIL thread_pool_test.cpp:%d: %s\n", line, what);
-}
-#define CHECK(cond) check((cond), __LINE__, #cond)
 
 // A job: counts[i] += weight for each task i; tasks of another job would add its weight.
 struct Job {
@@ -93,6 +81,5 @@ int main() {
     busy.run(5, add, &j);
     CHECK(ran_once(j, 2));
   }
-  std::printf("thread_pool_test: %d passed, %d failed\n", passed, failed);
-  return failed == 0 ? 0 : 1;
+  return pocket_test::report("thread_pool_test");
 }
