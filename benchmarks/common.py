@@ -348,6 +348,17 @@ def warm_up(fn, runs: int = WARM_RUNS, seconds: float = WARM_SECONDS) -> int:
     return n
 
 
+def cores_busy(fn, seconds: float = 0.2) -> float:
+    """CPU time / wall time of calling fn for at least `seconds`. Not of a short timed part:
+    Linux adds a thread's CPU time running on another core to the process's total at its
+    scheduler ticks (every few ms), so over a millisecond it can read 6 cores on a 2-core VM."""
+    with Phase() as phase:
+        t0 = time.perf_counter()
+        while time.perf_counter() - t0 < seconds:
+            fn()
+    return phase.cores
+
+
 def median_ms(fn, repeat: int) -> float:
     times = []
     for _ in range(repeat):

@@ -149,10 +149,9 @@ def measure(name: str, engine: str, threads: int, repeat: int, path: str) -> dic
             run = lambda: method.execute(list(inputs))  # noqa: E731
             used = int(portable_lib._threadpool_get_thread_count())
     common.warm_up(run)
-    with common.Phase() as phase:
-        ms = median_ms(run, repeat)
+    ms = median_ms(run, repeat)
     return {"ms": ms, "load_ms": load_ms, "rss_mb": peak_rss_mb(), "threads": {"forward": used},
-            "cores": {"forward": phase.cores}}
+            "cores": {"forward": common.cores_busy(run)}}
 
 
 def measure_llm(name: str, engine: str, threads: int, path: str) -> dict:
@@ -262,7 +261,7 @@ def main() -> None:
             f"(tok/s) over {DECODE} greedy steps after a {PROMPT}-token prompt. Each cell: median over {args.runs} "
             "fresh processes, best in parentheses. vs eager / vs ExecuTorch = their median time / Pocket's "
             "(>1: Pocket is faster). threads: what each engine reports it uses (Pocket/eager/ExecuTorch); "
-            "cores: CPU time / wall time of the timed part (max over runs). Bound: read bandwidth at that thread "
+            "cores: CPU time / wall time of forwards for 0.2 s after the timed ones (max over runs). Bound: read bandwidth at that thread "
             "count / bytes a decode step reads (weights + KV cache); % = median tok/s / bound. "
             "ExecuTorch: XNNPACK delegate, its threadpool sized before loading; its RSS includes the torch libraries "
             "its bindings load. ExecuTorch LLM rows: export_llama (KV cache, sdpa_with_kv_cache, XNNPACK; -8da4w rows: "

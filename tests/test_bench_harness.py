@@ -131,6 +131,21 @@ def test_core_round_trip_is_measured_and_guarded():
     assert common.LoadGuard(wait=False).still_near()  # no limit: nothing to check
 
 
+def test_cores_busy_counts_the_threads_that_ran():
+    """The `cores` column: one busy Python thread reads about 1; Pocket at 2 threads on a model
+    big enough to split reads more than 1 (its worker ran too)."""
+    assert 0.7 < common.cores_busy(lambda: sum(range(1000)), 0.3) < 1.3
+    if (os.cpu_count() or 1) >= 2:
+        import pocket
+
+        net = torch.nn.Sequential(torch.nn.Conv2d(3, 64, 3, padding=1), torch.nn.ReLU(),
+                                  torch.nn.Conv2d(64, 64, 3, padding=1)).eval()
+        x = torch.randn(1, 3, 64, 64)
+        m = pocket.Module.from_bytes(pocket.export(net, (x,)).data)
+        m.set_num_threads(2)
+        assert common.cores_busy(lambda: m.forward(x.numpy()), 0.3) > 1.3
+
+
 def test_machine_line_and_results_name():
     line = common.machine_line([1, 2])
     assert common.cpu_model() in line and "threads 1, 2" in line and f"{os.cpu_count()} logical cores" in line
