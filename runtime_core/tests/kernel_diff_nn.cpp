@@ -1,4 +1,4 @@
-// kernel_diff_test: layer norm, softmax and gelu (the harness: kernel_diff.h).
+// kernel_diff_test: layer norm, softmax, gelu and permute (the harness: kernel_diff.h).
 #include "kernel_diff.h"
 
 namespace kdiff {
@@ -70,6 +70,38 @@ void test_gelu(KernelFn portable, KernelFn fast, const char* set) {
         a.ptrs = {a.floats({n}, absolute ? abs_of(x) : x), a.add(s), a.output(n)};
       }, kFloatTol);
     }
+}
+
+// aten::permute: NCHW -> NHWC of 3 channels (the optimized interleave: vector bodies, pixel
+// tails, chunks of 4096 pixels split over the threads, batch items), and what stays with the
+// portable kernel (other channel counts, the way back, other orders, a strided input). Exact.
+void test_permute(KernelFn portable, KernelFn fast, const char* set) {
+  struct Case {
+    std::vector<int64_t> sizes, dims;
+    bool strided;
+  };
+  std::vector<Case> cases;
+  for (int64_t n : {1, 2})
+    for (int64_t c : {1, 2, 3, 4})
+      for (const auto& hw : std::vector<std::vector<int64_t>>{{1, 1}, {3, 5}, {7, 8}, {64, 65}, {100, 90}})
+        cases.push_back({{n, c, hw[0], hw[1]}, {0, 2, 3, 1}, false});
+  cases.push_back({{2, 3, 9, 11}, {0, 3, 1, 2}, false});
+  cases.push_back({{1, 3, 9, 11}, {0, 1, 3, 2}, false});
+  cases.push_back({{1, 3, 9, 11}, {0, 2, 3, 1}, true});
+  for (const Case& c : cases) {
+    const int64_t numel = c.sizes[0] * c.sizes[1] * c.sizes[2] * c.sizes[3];
+    const std::vector<float> x = random_floats(static_cast<size_t>(numel * (c.strided ? 2 : 1)), 3.0f);
+    std::vector<int64_t> strides;
+    if (c.strided)  // every other element of the last dim
+      strides = {2 * c.sizes[1] * c.sizes[2] * c.sizes[3], 2 * c.sizes[2] * c.sizes[3], 2 * c.sizes[3], 2};
+    char what[128];
+    std::snprintf(what, sizeof what, "[%s] aten::permute sizes=(%lld,%lld,%lld,%lld) dims=(%lld,%lld,%lld,%lld)%s", set,
+                  (long long)c.sizes[0], (long long)c.sizes[1], (long long)c.sizes[2], (long long)c.sizes[3],
+                  (long long)c.dims[0], (long long)c.dims[1], (long long)c.dims[2], (long long)c.dims[3],
+                  c.strided ? " strided" : "");
+    const auto make = [&](Args& a) { a.ptrs = {a.floats(c.sizes, x, strides), a.ints(c.dims), a.output(numel)}; };
+    compare_threads(what, fast, make, run(portable, make, 1, what), {}, 0.0);
+  }
 }
 
 }  // namespace kdiff

@@ -64,6 +64,7 @@ const std::vector<OpTest>& op_tests() {
       {"aten::native_layer_norm", test_layer_norm},
       {"aten::_softmax", test_softmax},
       {"aten::gelu", test_gelu},
+      {"aten::permute", test_permute},
   };
   return tests;
 }

@@ -309,6 +309,19 @@ def gelu_cases():
     yield [torch.randn(5, 9).t(), "none"], torch.empty(9, 5)  # strided: the portable path
 
 
+def permute_cases():
+    """NCHW -> NHWC of 3 channels (the optimized interleave: vector bodies, tails, chunks of
+    4096 pixels, batch items; float32 and int32 bits), and what the portable kernel keeps."""
+    for shape in [(1, 3, 1, 1), (2, 3, 3, 5), (1, 3, 64, 65), (2, 3, 100, 90)]:
+        x = torch.randn(shape)
+        yield [x, [0, 2, 3, 1]], x.permute(0, 2, 3, 1)
+    i = torch.randint(-2**31, 2**31 - 1, (1, 3, 7, 9), dtype=torch.int32)
+    yield [i, [0, 2, 3, 1]], i.permute(0, 2, 3, 1)
+    for x, dims in [(torch.randn(1, 4, 5, 6), [0, 2, 3, 1]), (torch.randn(1, 5, 6, 3), [0, 3, 1, 2]),
+                    (torch.randn(1, 3, 5, 12)[..., ::2], [0, 2, 3, 1]), (torch.randn(2, 3, 4), [2, 0, 1])]:
+        yield [x, dims], x.permute(*dims)
+
+
 def run_outputs(name, args, likes, table="portable", threads=1):
     outs = run_kernel(name, [to_native(a) for a in args], [output_buffer(l) for l in likes], table, threads)
     return [torch.from_numpy(np.array(o)) for o in outs]
@@ -464,6 +477,7 @@ CASES = {
     "aten::native_layer_norm": layer_norm_cases,
     "aten::_softmax": softmax_cases,
     "aten::gelu": gelu_cases,
+    "aten::permute": permute_cases,
 }
 
 
@@ -497,6 +511,9 @@ def test_optimized_matches_portable(op, table):
         elif op in ("pocket::conv2d_q8", "pocket::conv2d_q8_packed", "pocket::conv2d_q8_channels_last",
                     "pocket::max_pool2d_channels_last"):
             check(op, args, like, table, 0, 0)
+        elif op == "aten::permute":  # moves bits: equal to torch's
+            for threads in (1, 2):
+                assert torch.equal(run(op, args, like, table, threads), like)
         elif op == "pocket::conv2d_winograd":
             check(op, args, like, table, winograd_magnitude(args), 1e-5)
         elif op == "aten::native_layer_norm":

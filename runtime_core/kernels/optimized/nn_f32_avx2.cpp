@@ -1,5 +1,6 @@
 // aten::native_layer_norm, _softmax and gelu rows, AVX2 + FMA (x86-64), 8 floats at a time
-// with masked tails (contracts in ukernels.h, NnKernels).
+// with masked tails, and aten::permute's 3-channel interleave (contracts in ukernels.h,
+// NnKernels).
 //   layer_norm  mean and variance in double (4 lanes per half vector), the normalized value
 //               in double, then * w + b in float (the portable kernel: all in double).
 //   softmax     exp_nonpositive (under 2 ulp) of x - max, the sum in float lanes.
@@ -167,9 +168,36 @@ POCKET_TARGET void gelu_range_avx2(const float* x, float* y, int64_t i0, int64_t
   for (int64_t i = i0; i < i1; i += 8) masked_store(y + i, i1 - i, gelu8(masked_load(x + i, i1 - i), tanh));
 }
 
+// ---- interleave3: 8 pixels at a time. Each channel's 8 values are permuted so that every
+// output vector takes lanes 0, 3, 6 from one channel, 1, 4, 7 from the next and 2, 5 from the
+// third (two blends); the pixels past the last 8 one by one.
+
+POCKET_TARGET void interleave3_avx2(const uint32_t* src, uint32_t* dst, int64_t plane, int64_t p0, int64_t p1) {
+  const __m256i pa = _mm256_setr_epi32(0, 3, 6, 1, 4, 7, 2, 5), pb = _mm256_setr_epi32(5, 0, 3, 6, 1, 4, 7, 2),
+                pc = _mm256_setr_epi32(2, 5, 0, 3, 6, 1, 4, 7);
+  const uint32_t* r0 = src;
+  const uint32_t* r1 = src + plane;
+  const uint32_t* r2 = src + 2 * plane;
+  int64_t p = p0;
+  for (; p + 8 <= p1; p += 8) {
+    const __m256i a = _mm256_permutevar8x32_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(r0 + p)), pa);
+    const __m256i b = _mm256_permutevar8x32_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(r1 + p)), pb);
+    const __m256i c = _mm256_permutevar8x32_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(r2 + p)), pc);
+    __m256i* out = reinterpret_cast<__m256i*>(dst + 3 * p);
+    _mm256_storeu_si256(out, _mm256_blend_epi32(_mm256_blend_epi32(c, a, 0x49), b, 0x92));      // a0 b0 c0 a1 ..
+    _mm256_storeu_si256(out + 1, _mm256_blend_epi32(_mm256_blend_epi32(b, c, 0x49), a, 0x92));  // c2 a3 b3 c3 ..
+    _mm256_storeu_si256(out + 2, _mm256_blend_epi32(_mm256_blend_epi32(a, b, 0x49), c, 0x92));  // b5 c5 a6 b6 ..
+  }
+  for (; p < p1; ++p) {
+    dst[3 * p] = r0[p];
+    dst[3 * p + 1] = r1[p];
+    dst[3 * p + 2] = r2[p];
+  }
+}
+
 }  // namespace
 
-extern const NnKernels kNnF32Avx2 = {layer_norm_rows_avx2, softmax_rows_avx2, gelu_range_avx2};
+extern const NnKernels kNnF32Avx2 = {layer_norm_rows_avx2, softmax_rows_avx2, gelu_range_avx2, interleave3_avx2};
 
 }  // namespace detail
 }  // namespace pocket

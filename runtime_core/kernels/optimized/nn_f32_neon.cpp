@@ -1,5 +1,5 @@
 // aten::native_layer_norm, _softmax and gelu rows, NEON (arm64), 4 floats at a time with
-// scalar tails. Same arithmetic as nn_f32_avx2.cpp: layer_norm statistics in double, softmax
+// scalar tails, and aten::permute's 3-channel interleave. Same arithmetic as nn_f32_avx2.cpp: layer_norm statistics in double, softmax
 // from exp_nonpositive with the portable arithmetic for rows holding a NaN or an infinity,
 // gelu's Phi from the erfc fit (relative error < 1.2e-7).
 #if defined(__aarch64__)
@@ -164,9 +164,26 @@ void gelu_range_neon(const float* x, float* y, int64_t i0, int64_t i1, bool tanh
   }
 }
 
+// interleave3: 4 pixels at a time through ST3, the rest one by one.
+void interleave3_neon(const uint32_t* src, uint32_t* dst, int64_t plane, int64_t p0, int64_t p1) {
+  const uint32_t* r0 = src;
+  const uint32_t* r1 = src + plane;
+  const uint32_t* r2 = src + 2 * plane;
+  int64_t p = p0;
+  for (; p + 4 <= p1; p += 4) {
+    const uint32x4x3_t v = {{vld1q_u32(r0 + p), vld1q_u32(r1 + p), vld1q_u32(r2 + p)}};
+    vst3q_u32(dst + 3 * p, v);
+  }
+  for (; p < p1; ++p) {
+    dst[3 * p] = r0[p];
+    dst[3 * p + 1] = r1[p];
+    dst[3 * p + 2] = r2[p];
+  }
+}
+
 }  // namespace
 
-extern const NnKernels kNnF32Neon = {layer_norm_rows_neon, softmax_rows_neon, gelu_range_neon};
+extern const NnKernels kNnF32Neon = {layer_norm_rows_neon, softmax_rows_neon, gelu_range_neon, interleave3_neon};
 
 }  // namespace detail
 }  // namespace pocket

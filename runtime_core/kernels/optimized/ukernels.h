@@ -428,6 +428,9 @@ struct NnKernels {
   void (*layer_norm)(const LayerNormRows& a, int64_t r0, int64_t r1);
   void (*softmax)(const float* x, float* y, int64_t cols, int64_t r0, int64_t r1);
   void (*gelu)(const float* x, float* y, int64_t i0, int64_t i1, bool tanh);
+  // aten::permute's NCHW -> NHWC of a 3-channel image (a network's RGB input), 4-byte
+  // elements moved as bits: dst[p * 3 + ch] = src[ch * plane + p] for pixels p in [p0, p1).
+  void (*interleave3)(const uint32_t* src, uint32_t* dst, int64_t plane, int64_t p0, int64_t p1);
 };
 
 // ---- the microkernels of each ISA (defined in the ISA files; x86-64 or arm64 only)
@@ -507,6 +510,7 @@ Error swiglu_with_kernels(KernelContext& ctx, Value** args, const LlmKernels& k)
 Error layer_norm_with_kernels(KernelContext& ctx, Value** args, const NnKernels& k);
 Error softmax_with_kernels(KernelContext& ctx, Value** args, const NnKernels& k);
 Error gelu_with_kernels(KernelContext& ctx, Value** args, const NnKernels& k);
+Error permute_with_kernels(KernelContext& ctx, Value** args, const NnKernels& k);
 
 // Parallel fp32 products over the thread pool, cut into blocks that suit g's tiles.
 void gemm_nt(KernelContext& ctx, const GemmKernels& g, int64_t m, int64_t n, int64_t k, const float* a,
