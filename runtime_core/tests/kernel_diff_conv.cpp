@@ -234,6 +234,10 @@ void test_conv_q8(const char* op, KernelFn portable, KernelFn fast, const char* 
       // calls of up to 8 position tiles: 14 tiles per image (a run of 8, one of 6), three
       // groups, the 2-thread split in the second image's first run
       {1, 12, 24, 10, 11, 1, 1, 1, 0, 1, 3, 5},
+      // depthwise on few rows (on 2 threads: bands of 3-7 rows) through dot products: batch
+      // 2 with a channel tail, 5x5 (two quads), stride 2
+      {2, 40, 40, 7, 7, 3, 3, 1, 1, 1, 40, 9},   {1, 72, 72, 14, 14, 5, 5, 1, 2, 1, 72, -20},
+      {1, 48, 48, 7, 9, 3, 3, 2, 1, 1, 48, 4},
   };
   // out_min > out_max: out_max wins, as in torch.clamp
   const double clamps[4][2] = {{-INFINITY, INFINITY}, {0.0, INFINITY}, {0.0, 6.0}, {2.0, -1.0}};
