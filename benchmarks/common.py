@@ -198,10 +198,11 @@ class LoadGuard:
         if not self.round_trips:
             return ""
         far = sum(t > 2 * min(self.round_trips) for t in self.round_trips)
+        moved = f" ({far} of {len(self.round_trips)} over twice the fastest: the host moved the virtual CPUs)"
+        again = f"; {self.retried} measurements taken again (the cores moved apart during them)"
         return (f" · cores 0 and 1 passed a cache line back and forth in {min(self.round_trips):.0f}–"
                 f"{max(self.round_trips):.0f} ns before the measurements"
-                f"{f' ({far} of {len(self.round_trips)} over twice the fastest: the host moved the virtual CPUs)' if far else ''}"
-                f"{f'; {self.retried} measurements taken again (the cores moved apart during them)' if self.retried else ''}")
+                f"{moved if far else ''}{again if self.retried else ''}")
 
 
 def core_round_trip_ns() -> float | None:

@@ -1,9 +1,10 @@
-// Driver of aten::native_layer_norm, _softmax and gelu: contiguous float32 tensors (softmax:
-// along the last dim) go to an ISA's row functions (nn_f32_<isa>.cpp), split over the thread
-// pool. aten::permute: NCHW -> NHWC of a contiguous 3-channel tensor of 4-byte elements (the
-// image a channels-last network starts from) goes to the ISA's interleave; everything else, and every argument the fast path does not accept, goes to the
-// portable kernel, which also produces the error messages. The fast path's checks are
-// therefore only predicates: a call it takes is one the portable kernel accepts too.
+// Driver of aten::native_layer_norm, _softmax, gelu and permute. Contiguous float32 tensors
+// (softmax: along the last dim) go to an ISA's row functions (nn_f32_<isa>.cpp), split over the
+// thread pool; so does permute's NCHW -> NHWC of a contiguous 3-channel tensor of 4-byte
+// elements (the image a channels-last network starts from), to the ISA's interleave.
+// Everything else, and every argument the fast path does not accept, goes to the portable
+// kernel, which also produces the error messages. The fast path's checks are therefore only
+// predicates: a call it takes is one the portable kernel accepts too.
 #include <algorithm>
 #include <cmath>
 
