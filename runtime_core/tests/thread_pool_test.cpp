@@ -30,6 +30,20 @@ void add_other(void* arg, size_t i) {
   j->counts[i].fetch_add(j->weight * 1000, std::memory_order_relaxed);
 }
 
+// A task of about 1 ms that counts the tasks run off the calling thread.
+struct SlowJob {
+  std::thread::id caller = std::this_thread::get_id();
+  std::atomic<int> on_workers{0};
+};
+
+void slow(void* arg, size_t) {
+  SlowJob* j = static_cast<SlowJob*>(arg);
+  if (std::this_thread::get_id() != j->caller) j->on_workers.fetch_add(1);
+  const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(1);
+  while (std::chrono::steady_clock::now() < until) {
+  }
+}
+
 bool ran_once(const Job& j, int per_task) {
   for (const auto& c : j.counts)
     if (c.load() != per_task) return false;
@@ -53,15 +67,22 @@ int main() {
       all_once = all_once && ran_once(a, 1) && ran_once(b, 2000);
     }
     CHECK(all_once);
-    // With pauses: the workers go to sleep (after 200 us of spinning) and must wake.
-    bool woke = true;
+    // With pauses: the workers go to sleep (after 200 us of spinning) and must wake. A worker
+    // that missed its wake-up would leave all 8 tasks of 1 ms to the caller, every round.
+    bool right = true;
+    int on_workers = 0;
     for (int round = 0; round < 5; ++round) {
       std::this_thread::sleep_for(std::chrono::milliseconds(2));
       Job j(7, 3);
       pool.run(7, add, &j);
-      woke = woke && ran_once(j, 3);
+      right = right && ran_once(j, 3);
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+      SlowJob s;
+      pool.run(8, slow, &s);
+      on_workers += s.on_workers.load();
     }
-    CHECK(woke);
+    CHECK(right);
+    CHECK(threads == 1 ? on_workers == 0 : on_workers > 0);
   }
   {
     // More tasks than one job holds (2^24 - 1): run() splits them into jobs.
