@@ -286,7 +286,7 @@ def run_cells(cells: list, argv_of, runs: int, guard: LoadGuard) -> dict:
     for r in range(runs):
         order = cells[r % len(cells):] + cells[:r % len(cells)]
         for cell in order:
-            for attempt in range(3):  # again while the cores moved apart during it (--max-round-trip)
+            for _ in range(3):  # again while the cores moved apart during it (--max-round-trip)
                 guard.before_run()
                 res = run_child(argv_of(cell))
                 if guard.still_near():
