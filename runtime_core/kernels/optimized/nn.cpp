@@ -1,15 +1,15 @@
 // Driver of aten::native_layer_norm, _softmax, gelu and permute. Contiguous float32 tensors
 // (softmax: along the last dim) go to an ISA's row functions (nn_f32_<isa>.cpp), split over the
-// thread pool; so does permute's NCHW -> NHWC of a contiguous 3-channel tensor of 4-byte
-// elements (the image a channels-last network starts from), to the ISA's interleave.
-// Everything else, and every argument the fast path does not accept, goes to the portable
-// kernel, which also produces the error messages. The fast path's checks are therefore only
-// predicates: a call it takes is one the portable kernel accepts too.
-#include <algorithm>
+// thread pool; permute goes to the portable kernel with the ISA's 3-channel interleave (the
+// NCHW -> NHWC of the image a channels-last network starts from). Everything else, and every
+// argument the fast path does not accept, goes to the portable kernel, which also produces the
+// error messages. The fast path's checks are therefore only predicates: a call it takes is one
+// the portable kernel accepts too.
 #include <cmath>
 
 #include "../portable/elementwise_util.h"
 #include "../portable/parallel_util.h"
+#include "../portable/shape_util.h"
 #include "ukernels.h"
 
 namespace pocket {
@@ -17,7 +17,6 @@ namespace pocket {
 Error op_native_layer_norm(KernelContext& ctx, Value** args);
 Error op_softmax(KernelContext& ctx, Value** args);
 Error op_gelu(KernelContext& ctx, Value** args);
-Error op_permute(KernelContext& ctx, Value** args);
 
 namespace detail {
 
@@ -112,28 +111,10 @@ Error gelu_with_kernels(KernelContext& ctx, Value** args, const NnKernels& k) {
   return Error::Ok;
 }
 
-// args: self, dims, out
+// The portable kernel with the ISA's 3-channel interleave: it checks the arguments, picks the
+// NCHW -> NHWC case and splits it over the threads.
 Error permute_with_kernels(KernelContext& ctx, Value** args, const NnKernels& k) {
-  const Tensor& in = args[0]->tensor;
-  const IntList& dims = args[1]->int_list;
-  Tensor& out = args[2]->tensor;
-  const bool to_last = in.dim == 4 && dims.size == 4 && dims[0] == 0 && dims[1] == 2 && dims[2] == 3 && dims[3] == 1;
-  if (!to_last || in.sizes[1] != 3 || element_size(in.dtype) != 4 || !in.is_contiguous() || out.dtype != in.dtype)
-    return op_permute(ctx, args);
-  const int64_t n = in.sizes[0], plane = in.sizes[2] * in.sizes[3];
-  const int64_t sizes[4] = {n, in.sizes[2], in.sizes[3], 3};
-  if (out.resize(sizes, 4) != Error::Ok) return op_permute(ctx, args);  // which reports it
-  const uint32_t* src = in.data_as<const uint32_t>();
-  uint32_t* dst = out.data_as<uint32_t>();
-  constexpr int64_t kPixels = 4096;  // per task: 48 KiB read and written
-  const int64_t chunks = (plane + kPixels - 1) / kPixels;
-  ctx.parallel_for(n * chunks, grain_for(3 * kPixels), [&](int64_t b0, int64_t b1) {
-    for (int64_t b = b0; b < b1; ++b) {
-      const int64_t item = b / chunks, p0 = b % chunks * kPixels;
-      k.interleave3(src + item * 3 * plane, dst + item * 3 * plane, plane, p0, std::min(plane, p0 + kPixels));
-    }
-  });
-  return Error::Ok;
+  return permute_interleaving(ctx, args, k.interleave3);
 }
 
 }  // namespace detail

@@ -16,15 +16,17 @@ void interleave(const uint32_t* __restrict s, uint32_t* __restrict d, int64_t co
     POCKET_UNROLL for (int r = 0; r < R; ++r) d[c * R + r] = s[r * cols + c];
 }
 
-using InterleaveFn = void (*)(const uint32_t*, uint32_t*, int64_t, int64_t, int64_t);
+using detail::InterleaveFn;
 constexpr InterleaveFn kInterleave[8] = {interleave<0>, interleave<1>, interleave<2>, interleave<3>,
                                          interleave<4>, interleave<5>, interleave<6>, interleave<7>};
 
 // The layout changes at the edges of a channels-last chain (exporter/passes/channels_last.py):
 // [0, 2, 3, 1] (NCHW -> NHWC) and [0, 3, 1, 2] (back) of a contiguous 4-d tensor of 4-byte
 // elements, as a (rows, cols) -> (cols, rows) transpose per batch item in 8x8 blocks (the
-// general strided copy takes ~5x longer). False when the permute is not one of these.
-bool transpose_channels(KernelContext& ctx, const Tensor& self, const IntList& dims, Tensor& out) {
+// general strided copy takes ~5x longer); 3 channels through `three` when not null. False when
+// the permute is not one of these.
+bool transpose_channels(KernelContext& ctx, const Tensor& self, const IntList& dims, Tensor& out,
+                        InterleaveFn three) {
   const bool to_last = dims[0] == 0 && dims[1] == 2 && dims[2] == 3 && dims[3] == 1;
   const bool to_first = dims[0] == 0 && dims[1] == 3 && dims[2] == 1 && dims[3] == 2;
   if (self.dim != 4 || !(to_last || to_first) || element_size(self.dtype) != 4 || !self.is_contiguous() ||
@@ -40,7 +42,7 @@ bool transpose_channels(KernelContext& ctx, const Tensor& self, const IntList& d
   if (rows < B) {  // few channels (a network's input): pixel by pixel, split over the pixels
     constexpr int64_t kCols = 2048;
     const int64_t col_chunks = (cols + kCols - 1) / kCols;
-    const InterleaveFn fn = kInterleave[rows];
+    const InterleaveFn fn = rows == 3 && three != nullptr ? three : kInterleave[rows];
     ctx.parallel_for(n[0] * col_chunks, detail::grain_for(kCols * rows), [&](int64_t b0, int64_t b1) {
       for (int64_t b = b0; b < b1; ++b) {
         const int64_t item = b / col_chunks, c0 = b % col_chunks * kCols;
@@ -67,14 +69,16 @@ bool transpose_channels(KernelContext& ctx, const Tensor& self, const IntList& d
 
 }  // namespace
 
-Error op_permute(KernelContext& ctx, Value** args) {
+namespace detail {
+
+Error permute_interleaving(KernelContext& ctx, Value** args, InterleaveFn three) {
   const Tensor& self = args[0]->tensor;
   const IntList& dims = args[1]->int_list;
   Tensor& out = args[2]->tensor;
   if (dims.size != static_cast<size_t>(self.dim))
     return ctx.fail(Error::InvalidArgument, "permute: %zu dims given for a %d-d tensor", dims.size,
                     self.dim);
-  if (dims.size == 4 && transpose_channels(ctx, self, dims, out)) return Error::Ok;
+  if (dims.size == 4 && transpose_channels(ctx, self, dims, out, three)) return Error::Ok;
   Tensor view = self;
   bool seen[kMaxDim] = {};
   for (int i = 0; i < self.dim; ++i) {
@@ -88,5 +92,9 @@ Error op_permute(KernelContext& ctx, Value** args) {
   }
   return detail::copy_to_output(ctx, "permute", view, out, view.sizes, view.dim);
 }
+
+}  // namespace detail
+
+Error op_permute(KernelContext& ctx, Value** args) { return detail::permute_interleaving(ctx, args, nullptr); }
 
 }  // namespace pocket

@@ -15,6 +15,16 @@
 namespace pocket {
 namespace detail {
 
+// ---- aten::permute (op_permute.cpp)
+
+// A batch item's (rows, cols) -> (cols, rows) transpose of 4-byte elements for columns
+// [c0, c1): d[c * rows + r] = s[r * cols + c] (the channel interleave of NCHW -> NHWC).
+using InterleaveFn = void (*)(const uint32_t* s, uint32_t* d, int64_t cols, int64_t c0, int64_t c1);
+
+// op_permute, its 3-row interleave (an RGB image's) done by `three` when not null: the
+// optimized kernels' vector version (optimized/nn.cpp).
+Error permute_interleaving(KernelContext& ctx, Value** args, InterleaveFn three);
+
 // ---- views and copies
 
 // Address of element `offset` (in elements, may be negative) of `t`'s memory.
