@@ -220,21 +220,27 @@ struct TileCursor {
   }
 };
 
-// The first input pixel (tap 0) of each output position [at.p0, at.p0 + mr) of its tile.
+// The first input pixel (tap 0) of each output position [at.p0, at.p0 + mr) of its tile;
+// positions past the plane repeat its last one. Filled a run of an output row at a time
+// (a loop of adds that vectorizes; one position at a time, with its row-end branch, it took
+// 2.5% of an int8 MobileNetV2 forward).
 template <typename E>
 void fill_rows(const Plan& p, const E* xq, const TileCursor& at, int mr, const void** rows) {
   const ConvQ8Args& s = p.s;
   const E* image = xq + (at.n * s.groups + at.g) * p.steps * p.hp * p.wp * kKc;
-  const int64_t last = s.out_plane() - 1, row_step = s.stride[0] * p.wp * p.pixel, col_step = s.stride[1] * p.pixel;
+  const int64_t row_step = s.stride[0] * p.wp * p.pixel, col_step = s.stride[1] * p.pixel;
+  const int valid = static_cast<int>(std::min<int64_t>(mr, s.out_plane() - at.p0));
   const E* row = image + at.oy * row_step;
   int64_t ox = at.ox;
-  for (int i = 0; i < mr; ++i) {
-    rows[i] = row + ox * col_step;
-    if (at.p0 + i < last && ++ox == s.out[1]) {  // rows past the end repeat the last
-      ox = 0;
-      row += row_step;
-    }
+  for (int i = 0; i < valid;) {
+    const int n = static_cast<int>(std::min<int64_t>(valid - i, s.out[1] - ox));
+    const E* first = row + ox * col_step;
+    for (int j = 0; j < n; ++j) rows[i + j] = first + j * col_step;
+    i += n;
+    ox = 0;
+    row += row_step;
   }
+  for (int i = valid; i < mr; ++i) rows[i] = rows[valid - 1];
 }
 
 // Points t at the weights of output channels [oc0, oc0 + tile nr) of group g.
