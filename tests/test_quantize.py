@@ -215,3 +215,69 @@ def test_inspect_shows_quantization(tmp_path):
     pocket.export(model, (x,), quantize="8da4w").save(tmp_path / "q.pocket")
     text = format_description(describe(str(tmp_path / "q.pocket")))
     assert "quantization = 8da4w: linear int4 sym group 32, int8 activations" in text
+
+
+def conv_q8_weights(data: bytes, replace=None):
+    """The conv2d_q8_channels_last weights of a program as they are in the file, and the program
+    with them turned into method inputs after the image (replace=None), or with each weight's
+    bytes replaced by replace[i] (a constant still)."""
+    import numpy as np
+
+    from program_tools import pack, unpack
+
+    program, segments = unpack(data)
+    segments = [bytearray(s) for s in segments]
+    method = program.methods[0]
+    names = [op.name.decode() for op in method.operators]
+    weights = []
+    for step in method.steps:
+        call = step.instruction
+        if names[call.op] == "pocket::conv2d_q8_channels_last":
+            index = int(call.args[1])
+            t = method.values[index].kind
+            raw = bytes(segments[t.index][t.offset:t.offset + t.nbytes])
+            weights.append(np.frombuffer(raw, np.int8).reshape([int(n) for n in t.sizes]).copy())
+            if replace is not None:
+                segments[t.index][t.offset:t.offset + t.nbytes] = replace[len(weights) - 1].tobytes()
+                continue
+            t.location, t.index, t.offset = 0, 0, 0  # fb Location.None: bound by set_input
+            method.inputs = list(method.inputs) + [index]
+    return weights, pack(program, [bytes(s) for s in segments])
+
+
+def test_conv_q8_keeps_per_channel_sums_only_for_constant_weights():
+    """The int8 convolutions keep what they derive from their weight (the weight's sums per
+    channel, the depthwise weight's quads) with the instruction after the first call, which is
+    only right while the weight cannot change: with the weights as method inputs, each call
+    must follow the weights it is given (here against the program holding those weights as
+    constants)."""
+    import numpy as np
+
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Conv2d(8, 32, 1), torch.nn.ReLU6(),
+                                torch.nn.Conv2d(32, 32, 3, padding=1, groups=32), torch.nn.ReLU6(),
+                                torch.nn.Conv2d(32, 8, 1)).eval()
+    x = torch.randn(1, 8, 10, 10)
+    data = pocket.export(model, (x,), quantize="int8", calibration=[(torch.randn(1, 8, 10, 10),)]).data
+    weights, variable = conv_q8_weights(data)
+    assert len(weights) == 3
+    rng = np.random.default_rng(0)
+    others = [rng.integers(-127, 128, w.shape, dtype=np.int8) for w in weights]
+    _, other_data = conv_q8_weights(data, replace=others)
+    want = {}
+    for name, program in (("file's", data), ("other", other_data)):
+        constant = pocket.Module.from_bytes(program)
+        want[name] = constant.forward(x)  # derives and keeps; the next calls read what it kept
+        for threads in (2, 1):
+            constant.set_num_threads(threads)
+            torch.testing.assert_close(constant.forward(x), want[name], rtol=0, atol=0)
+    assert not torch.equal(want["file's"], want["other"])
+    module = pocket.Module.from_bytes(variable)
+    inputs = [torch.from_numpy(w.copy()) for w in weights]  # the same memory each call, new values
+    for threads in (1, 2):
+        module.set_num_threads(threads)
+        for name, ws in (("file's", weights), ("other", others), ("file's", weights)):
+            for t, w in zip(inputs, ws):
+                t.copy_(torch.from_numpy(w))
+            got = module.forward(x, *inputs)
+            torch.testing.assert_close(got, want[name], rtol=0, atol=0, msg=f"{threads} threads, the {name} weights")

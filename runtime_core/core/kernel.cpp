@@ -1,5 +1,6 @@
 #include "pocket/kernel.h"
 
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 
@@ -25,6 +26,38 @@ Error KernelContext::fail(Error e, const char* fmt, ...) {
 
 void* KernelContext::allocate_temp(size_t size, size_t alignment) {
   return temp == nullptr ? nullptr : temp->allocate(size, alignment);
+}
+
+namespace {
+struct KeptHeader {
+  size_t key_size, size;
+  bool ready;
+};
+constexpr size_t kKeptAlign = 64;
+size_t kept_offset(size_t key_size) { return (sizeof(KeptHeader) + key_size + kKeptAlign - 1) & ~(kKeptAlign - 1); }
+}  // namespace
+
+void* KernelContext::kept_block(uint64_t constant_mask, const void* key, size_t key_size, size_t size, bool* ready) {
+  *ready = false;
+  if (state == nullptr || persistent == nullptr || (constant_args & constant_mask) != constant_mask) return nullptr;
+  auto* h = static_cast<KeptHeader*>(*state);
+  if (h == nullptr) {
+    const size_t offset = kept_offset(key_size);
+    if (size > SIZE_MAX - offset) return nullptr;
+    h = static_cast<KeptHeader*>(persistent->allocate(offset + size, kKeptAlign));
+    if (h == nullptr) return nullptr;
+    *h = KeptHeader{key_size, size, false};
+    memcpy(h + 1, key, key_size);
+    *state = h;
+  } else if (h->key_size != key_size || h->size != size || memcmp(h + 1, key, key_size) != 0) {
+    return nullptr;
+  }
+  *ready = h->ready;
+  return reinterpret_cast<uint8_t*>(h) + kept_offset(key_size);
+}
+
+void KernelContext::kept_ready() {
+  if (state != nullptr && *state != nullptr) static_cast<KeptHeader*>(*state)->ready = true;
 }
 
 // Compares "aten::add" + "." + "Tensor" with an entry name without building a string.

@@ -77,17 +77,20 @@ Error Method::execute() {
   ctx.diag = &diag_;
   ctx.temp = temp_;
   ctx.threads = threads_;
+  ctx.persistent = allocator_;
   for (size_t i = 0; i < inputs_.size; ++i) {
     const Value& v = values_[inputs_[i]];
     if (v.is_tensor() && v.tensor.data == nullptr && v.tensor.numel() != 0)
       return diag_.fail(Error::InvalidArgument, "method '%s': input %zu was not set", name_, i);
   }
   for (size_t pc = 0; pc < steps_.size; ++pc) {
-    const Step& s = steps_[pc];
+    Step& s = steps_[pc];
     const uint64_t start = profile_ != nullptr ? monotonic_ns() : 0;
     switch (s.kind) {
       case StepKind::Kernel: {
         diag_.clear();
+        ctx.state = &s.state;
+        ctx.constant_args = s.constant_args;
         Error e = s.fn(ctx, s.args);
         if (temp_ != nullptr) temp_->reset();
         if (e != Error::Ok) {

@@ -310,6 +310,8 @@ Error Method::load_steps(const void* fbm, const MethodMemory& memory, Diag& diag
                              "method '%s' instruction %u (%s): output value %u is not writable memory",
                              name_, pc, k->name, idx);
           step.args[a] = &values_[idx];
+          const fb::Tensor* t = m->values()->Get(idx)->kind_as_Tensor();
+          if (a < 64 && t != nullptr && t->location() == fb::Location::Constant) step.constant_args |= uint64_t{1} << a;
         }
         break;
       }
@@ -415,6 +417,7 @@ Error Method::load(const Program& program, const char* name, const MethodMemory&
   method.name_ = m->name()->c_str();
   method.fb_ = m;
   method.temp_ = memory.temp;
+  method.allocator_ = memory.allocator;
   method.threads_ = memory.threads;
 
   if (!aligned(m->arenas())) return diag.fail(Error::InvalidProgram, "method '%s': arena sizes are misaligned", method.name_);

@@ -20,6 +20,8 @@ struct Step {
   const char* op_name = nullptr;  // "move" for a Move
   const char* source = "";        // the model source line (Method.sources), "" when unknown
   const char* layer = "";         // the model's submodule (Method.layers), "" when unknown
+  uint64_t constant_args = 0;     // KernelContext::constant_args
+  void* state = nullptr;          // KernelContext::state
 };
 
 }  // namespace pocket

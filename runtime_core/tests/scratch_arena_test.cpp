@@ -1,5 +1,6 @@
 // ScratchArena (extension/heap_allocator.h), the temp allocator of a Module's methods: one
-// retained block after the first call, heap blocks past it, the budget kept exact.
+// retained block after the first call, heap blocks past it, the budget kept exact. And
+// KernelContext::kept_block, the memory a kernel keeps with its instruction across calls.
 #include <cstdint>
 #include <cstring>
 
@@ -9,6 +10,42 @@
 namespace {
 
 bool aligned(const void* p, size_t a) { return reinterpret_cast<uintptr_t>(p) % a == 0; }
+
+struct Key {
+  double scale;
+  int64_t channels;
+};
+
+// kept_block: one block per instruction, for one key, only with its constant arguments.
+void kept_blocks() {
+  alignas(64) static uint8_t memory[4096];
+  pocket::BumpAllocator persistent(memory, sizeof memory);
+  void* state = nullptr;
+  pocket::KernelContext ctx;
+  bool ready = true;
+  const Key key{0.5, 16};
+  CHECK(ctx.kept_block(0, &key, sizeof key, 64, &ready) == nullptr && !ready);  // a call outside a method
+  ctx.state = &state;
+  ctx.persistent = &persistent;
+  ctx.constant_args = 0b0110;
+  CHECK(ctx.kept_block(0b1110, &key, sizeof key, 64, &ready) == nullptr);  // args[3] is not a constant
+  CHECK(state == nullptr && persistent.used() == 0);
+  auto* block = static_cast<uint8_t*>(ctx.kept_block(0b0110, &key, sizeof key, 64, &ready));
+  CHECK(block != nullptr && !ready && aligned(block, 64) && state != nullptr);
+  std::memset(block, 7, 64);
+  CHECK(ctx.kept_block(0b0110, &key, sizeof key, 64, &ready) == block && !ready);  // not filled yet
+  ctx.kept_ready();
+  CHECK(ctx.kept_block(0b0110, &key, sizeof key, 64, &ready) == block && ready && block[63] == 7);
+  const Key other{0.25, 16};
+  CHECK(ctx.kept_block(0b0110, &other, sizeof other, 64, &ready) == nullptr && !ready);  // another key
+  CHECK(ctx.kept_block(0b0110, &key, sizeof key, 128, &ready) == nullptr);             // another size
+  CHECK(ctx.kept_block(0b0110, &key, sizeof key, 64, &ready) == block && ready);       // still kept
+  // No memory left: nothing kept, the kernel derives into temp memory.
+  void* state2 = nullptr;
+  ctx.state = &state2;
+  CHECK(ctx.kept_block(0, &key, sizeof key, sizeof memory, &ready) == nullptr && state2 == nullptr);
+  CHECK(ctx.kept_block(0, &key, sizeof key, SIZE_MAX, &ready) == nullptr && state2 == nullptr);
+}
 
 }  // namespace
 
@@ -88,5 +125,6 @@ int main() {
   }
   CHECK(mid.used == 0);
 
+  kept_blocks();
   return pocket_test::report("scratch_arena_test");
 }

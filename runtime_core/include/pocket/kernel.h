@@ -80,6 +80,22 @@ struct KernelContext {
   // thread-safe: allocate before parallel_for.
   void* allocate_temp(size_t size, size_t alignment = 64);
 
+  // What a kernel derives from its constant arguments (a quantized convolution's per-channel
+  // sums and scales), kept with its instruction for the next calls: see kept_block. A method
+  // sets these; a kernel called any other way has none and derives every time.
+  void** state = nullptr;                // the instruction's kept block, null until one is made
+  MemoryAllocator* persistent = nullptr;  // memory that lives as long as the method
+  uint64_t constant_args = 0;            // bit a: args[a] is a tensor in the program's constants
+
+  // The instruction's kept block of `size` bytes for `key` (key_size bytes, with no padding:
+  // everything the data depends on besides the constant arguments in `constant_mask`: scalar
+  // arguments, shapes, the kernel variant). *ready tells whether an earlier call filled it;
+  // when not, fill it and call kept_ready(). nullptr (derive into temp memory) when nothing
+  // can be kept: an argument of the mask is not a program constant, no state or memory, or
+  // the instruction keeps a block for another key already.
+  void* kept_block(uint64_t constant_mask, const void* key, size_t key_size, size_t size, bool* ready);
+  void kept_ready();
+
   int num_threads() const { return threads == nullptr ? 1 : threads->num_threads(); }
 
   // Runs f(begin, end) over [0, n) in chunks of at least `grain` items, in parallel when a

@@ -25,8 +25,9 @@
 namespace pocket {
 
 struct MethodMemory {
-  // Value table, instruction table and (when `arenas` is empty) the planned arenas.
-  // Must outlive the method.
+  // Value table, instruction table, (when `arenas` is empty) the planned arenas and what
+  // kernels keep from one execute() to the next (KernelContext::kept_block; a kernel derives
+  // it again each time when this has no memory left). Must outlive the method.
   MemoryAllocator* allocator = nullptr;
   // Kernel scratch, reset after every kernel. May be null.
   MemoryAllocator* temp = nullptr;
@@ -112,6 +113,7 @@ class Method {
   Span<uint8_t*> arenas_;
   Span<uint64_t> arena_sizes_;
   MemoryAllocator* temp_ = nullptr;
+  MemoryAllocator* allocator_ = nullptr;  // MethodMemory.allocator: the kernels' kept blocks
   ThreadPool* threads_ = nullptr;
   StepProfile* profile_ = nullptr;
   Diag diag_;

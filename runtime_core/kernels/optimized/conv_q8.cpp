@@ -110,6 +110,44 @@ void channel_params(const Plan& p, const int8_t* w, int64_t g, const ChannelPara
                  s.out_scale, c.q_mult + at, c.q_bias + at);
 }
 
+// Everything channel_params derives its arrays from besides the weight, its scales and the
+// bias (whole 8-byte fields: no padding).
+struct ChannelKey {
+  const void* kernels;
+  const void* w;
+  const void* w_scales;
+  const void* bias;
+  double x_scale, out_scale;
+  int64_t zero_point, out_zero_point, groups, cout_g, cout_pad, cin_g, taps, steps, requantize_sums;
+};
+
+// c's arrays (groups · cout_pad entries each; q_mult and q_bias with requantize_sums): kept
+// with the instruction when the weight, its scales and the bias are program constants (*ready:
+// an earlier call derived them), else in temp memory, for channel_params to fill.
+Error channel_arrays(KernelContext& ctx, const Plan& p, bool requantize_sums, ChannelParams* c, bool* ready) {
+  const ConvQ8Args& s = p.s;
+  const int64_t n = s.groups * p.cout_pad;
+  const ChannelKey key{&p.k, s.w, s.w_scales, s.bias, s.x_scale, s.out_scale, s.zero_point, s.out_zero_point,
+                       s.groups, p.cout_g, p.cout_pad, p.cin_g, p.taps, p.steps, requantize_sums};
+  const uint64_t constants = 0b0110 | (s.bias != nullptr ? 0b1000 : 0);  // w, w_scales, bias
+  const size_t bytes = static_cast<size_t>(n) * (sizeof(double) + sizeof(int32_t) + sizeof(float) +
+                                                 (requantize_sums ? 2 * sizeof(float) : 0));
+  if (auto* kept = static_cast<uint8_t*>(ctx.kept_block(constants, &key, sizeof key, bytes, ready))) {
+    c->mult = reinterpret_cast<double*>(kept);  // doubles first: every array stays aligned
+    c->corr = reinterpret_cast<int32_t*>(c->mult + n);
+    c->bias = reinterpret_cast<float*>(c->corr + n);
+    c->q_mult = requantize_sums ? c->bias + n : nullptr;
+    c->q_bias = requantize_sums ? c->bias + 2 * n : nullptr;
+    return Error::Ok;
+  }
+  Error e = temp_array(ctx, s.op, "channel corrections", n, &c->corr);
+  if (e == Error::Ok) e = temp_array(ctx, s.op, "channel scales", n, &c->mult);
+  if (e == Error::Ok) e = temp_array(ctx, s.op, "channel biases", n, &c->bias);
+  if (e == Error::Ok && requantize_sums) e = temp_array(ctx, s.op, "output scales", n, &c->q_mult);
+  if (e == Error::Ok && requantize_sums) e = temp_array(ctx, s.op, "output biases", n, &c->q_bias);
+  return e;
+}
+
 // Weight blocks [b0, b1) (block = group * blocks + block of the group) of conv2d_q8's OIHW
 // weight in the packed layout.
 void pack_blocks(const Plan& p, int8_t* wp, int64_t b0, int64_t b1) {
@@ -225,7 +263,7 @@ struct TileCursor {
 // (a loop of adds that vectorizes; one position at a time, with its row-end branch, it took
 // 2.5% of an int8 MobileNetV2 forward).
 template <typename E>
-void fill_rows(const Plan& p, const E* xq, const TileCursor& at, int mr, const void** rows) {
+void fill_rows(const Plan& p, const E* xq, const TileCursor& at, int mr, const void** __restrict rows) {
   const ConvQ8Args& s = p.s;
   const E* image = xq + (at.n * s.groups + at.g) * p.steps * p.hp * p.wp * kKc;
   const int64_t row_step = s.stride[0] * p.wp * p.pixel, col_step = s.stride[1] * p.pixel;
@@ -281,13 +319,9 @@ Error run(KernelContext& ctx, const Plan& p) {
   Error e = p.raw ? Error::Ok : temp_array(ctx, op, "the quantized input", planes * plane_size, &xq);
   if (p.raw) xq = const_cast<E*>(reinterpret_cast<const E*>(s.x_q8));  // read only
   if (e == Error::Ok && packed_here) e = temp_array(ctx, op, "the packed weight", all_blocks * block_size, &wp);
-  const int64_t channels = s.groups * p.cout_pad;
-  if (e == Error::Ok) e = temp_array(ctx, op, "channel corrections", channels, &c.corr);
-  if (e == Error::Ok) e = temp_array(ctx, op, "channel scales", channels, &c.mult);
-  if (e == Error::Ok) e = temp_array(ctx, op, "channel biases", channels, &c.bias);
   const bool requantize_sums = s.y_q8 != nullptr && s.res == nullptr;
-  if (e == Error::Ok && requantize_sums) e = temp_array(ctx, op, "output scales", channels, &c.q_mult);
-  if (e == Error::Ok && requantize_sums) e = temp_array(ctx, op, "output biases", channels, &c.q_bias);
+  bool params_ready = false;
+  if (e == Error::Ok) e = channel_arrays(ctx, p, requantize_sums, &c, &params_ready);
   if (e == Error::Ok) e = temp_array(ctx, op, "tile input pointers", slices * kConvRunTiles * mr, &rows);
   if (e == Error::Ok) e = temp_array(ctx, op, "tap offsets", p.taps, &tap_offsets);
   if (e != Error::Ok) return e;
@@ -308,9 +342,12 @@ Error run(KernelContext& ctx, const Plan& p) {
     ctx.parallel_for(planes, grain_for(plane_size * 4), [&](int64_t u0, int64_t u1) { quantize_planes(p, xq, u0, u1); });
   if (packed_here)
     ctx.parallel_for(all_blocks, grain_for(block_size * 4), [&](int64_t b0, int64_t b1) { pack_blocks(p, wp, b0, b1); });
-  ctx.parallel_for(s.groups, grain_for(p.cout_g * p.cin_g * p.taps), [&](int64_t g0, int64_t g1) {
-    for (int64_t g = g0; g < g1; ++g) channel_params(p, w, g, c);
-  });
+  if (!params_ready) {
+    ctx.parallel_for(s.groups, grain_for(p.cout_g * p.cin_g * p.taps), [&](int64_t g0, int64_t g1) {
+      for (int64_t g = g0; g < g1; ++g) channel_params(p, w, g, c);
+    });
+    ctx.kept_ready();
+  }
   parallel_slices(ctx, units, slices, [&](int64_t sl, int64_t u0, int64_t u1) {
     const void** table = rows + sl * kConvRunTiles * mr;
     ConvQ8Tile t;
@@ -465,15 +502,20 @@ struct DwEpilogue {
   double* mult = nullptr;
   float* bias = nullptr;
   float* rows = nullptr;
-  Error make(KernelContext& ctx, const ConvQ8Args& s, const ConvQ8Kernels& k, int64_t c_pad, int64_t slices) {
+  // kept: with requantize_sums, 2 · c_pad floats kept with the instruction for q_mult and
+  // q_bias (null: temp memory), filled unless ready.
+  Error make(KernelContext& ctx, const ConvQ8Args& s, const ConvQ8Kernels& k, int64_t c_pad, int64_t slices,
+             float* kept = nullptr, bool ready = false) {
     const int64_t c = s.c_in, out_row = s.out[1] * c;
     requantize_sums = s.y_q8 != nullptr && s.res == nullptr;
     Error e = Error::Ok;
     if (requantize_sums) {
-      e = temp_array(ctx, s.op, "output scales", c_pad, &q_mult);
-      if (e == Error::Ok) e = temp_array(ctx, s.op, "output biases", c_pad, &q_bias);
+      q_mult = kept;
+      q_bias = kept != nullptr ? kept + c_pad : nullptr;
+      if (kept == nullptr) e = temp_array(ctx, s.op, "output scales", c_pad, &q_mult);
+      if (e == Error::Ok && kept == nullptr) e = temp_array(ctx, s.op, "output biases", c_pad, &q_bias);
       if (e != Error::Ok) return e;
-      k.out_params(s.w_scales, s.bias, c, c_pad, s.x_scale, s.out_scale, q_mult, q_bias);
+      if (!ready) k.out_params(s.w_scales, s.bias, c, c_pad, s.x_scale, s.out_scale, q_mult, q_bias);
       return Error::Ok;
     }
     e = temp_array(ctx, s.op, "channel scales", out_row, &mult);
@@ -525,6 +567,17 @@ void quad_weights(const ConvQ8Args& s, const ConvQ8Kernels& k, int64_t c_pad, in
   for (int64_t ch = 0; ch < c_pad; ++ch) corr[ch] *= pad_byte;
 }
 
+// Everything the depthwise driver's kept arrays derive from besides the weight, its scales and
+// the bias (whole 8-byte fields: no padding).
+struct DwKey {
+  const void* kernels;
+  const void* w;
+  const void* w_scales;
+  const void* bias;
+  double x_scale, out_scale;
+  int64_t zero_point, out_zero_point, c, k_h, k_w, requantize_sums;
+};
+
 // Depthwise channels-last on an int8 x through the i8 variant's dot products (k.dw_expand,
 // k.dw_row; see DwConvQ8Expand in ukernels.h), in bands as above: a band's input rows are
 // expanded into its slice's buffer, kernel rows outside the image read a padding row (every
@@ -539,13 +592,29 @@ Error run_depthwise_cl_q8(KernelContext& ctx, const ConvQ8Args& s, const ConvQ8K
   int32_t* corr = nullptr;
   int8_t* pad_pixel = nullptr;
   DwEpilogue ep;
+  // The weight's quads, corr and (requantizing) q_mult, q_bias: kept with the instruction when
+  // the weight, its scales and the bias are program constants.
+  const bool requantize_sums = s.y_q8 != nullptr && s.res == nullptr;
+  const int64_t wq_words = s.k[0] * quads * c_pad, q_floats = requantize_sums ? 2 * c_pad : 0;
+  const DwKey key{&k, s.w, s.w_scales, s.bias, s.x_scale, s.out_scale, s.zero_point, s.out_zero_point,
+                  c, s.k[0], s.k[1], requantize_sums};
+  bool ready = false;
+  auto* kept = static_cast<uint32_t*>(
+      ctx.kept_block(0b0110 | (s.bias != nullptr ? 0b1000 : 0), &key, sizeof key,
+                     static_cast<size_t>(wq_words + c_pad + q_floats) * sizeof(uint32_t), &ready));
   Error e = temp_array(ctx, s.op, "expanded input rows", slices * (bands.in_rows + 1) * row_words, &expanded);
-  if (e == Error::Ok) e = temp_array(ctx, s.op, "the weight in quads", s.k[0] * quads * c_pad, &wq);
-  if (e == Error::Ok) e = temp_array(ctx, s.op, "channel corrections", c_pad, &corr);
+  if (kept != nullptr) {
+    wq = kept;
+    corr = reinterpret_cast<int32_t*>(kept + wq_words);
+  }
+  if (e == Error::Ok && kept == nullptr) e = temp_array(ctx, s.op, "the weight in quads", wq_words, &wq);
+  if (e == Error::Ok && kept == nullptr) e = temp_array(ctx, s.op, "channel corrections", c_pad, &corr);
   if (e == Error::Ok) e = temp_array(ctx, s.op, "a padding pixel", c, &pad_pixel);
-  if (e == Error::Ok) e = ep.make(ctx, s, k, c_pad, slices);
+  float* kept_q = kept != nullptr && requantize_sums ? reinterpret_cast<float*>(kept + wq_words + c_pad) : nullptr;
+  if (e == Error::Ok) e = ep.make(ctx, s, k, c_pad, slices, kept_q, ready);
   if (e != Error::Ok) return e;
-  quad_weights(s, k, c_pad, static_cast<int32_t>(s.zero_point) + k.byte_offset, wq, corr);
+  if (!ready) quad_weights(s, k, c_pad, static_cast<int32_t>(s.zero_point) + k.byte_offset, wq, corr);
+  if (kept != nullptr) ctx.kept_ready();
   std::fill(pad_pixel, pad_pixel + c, static_cast<int8_t>(s.zero_point));
   parallel_slices(ctx, bands.units, slices, [&](int64_t sl, int64_t u0, int64_t u1) {
     uint32_t* buf = expanded + sl * (bands.in_rows + 1) * row_words;
