@@ -335,6 +335,9 @@ Error run(KernelContext& ctx, const Plan& p) {
   if (merged)
     for (int64_t kh = 0; kh < s.k[0]; ++kh) tap_offsets[kh] = kh * s.dil[0] * p.wp * p.pixel;
   const int8_t* w = packed_here ? wp : s.w;
+  // Output rows that read whole input rows one after the other: the tiles step through the
+  // positions without a table of pointers (filling one took 2% of an int8 MobileNetV2).
+  const bool contiguous = s.stride[0] * p.wp == s.out[1] * s.stride[1];
   if (!p.raw && s.channels_last)
     ctx.parallel_for(s.batch * p.hp, grain_for(p.wp * p.pixel * 4),
                      [&](int64_t r0, int64_t r1) { quantize_rows(p, xq, r0, r1); });
@@ -369,7 +372,13 @@ Error run(KernelContext& ctx, const Plan& p) {
       // a run: up to kConvRunTiles consecutive tiles of the image, one call per channel tile
       const int64_t p0 = at.p0, n = at.n, g = at.g;
       const int64_t run = std::min({u1 - u, tiles - p0 / mr, kConvRunTiles});
-      fill_rows(p, xq, at, static_cast<int>(run * mr), table);
+      if (contiguous) {  // (1x1, stride 1, no padding: position p reads pixel p)
+        t.rows = nullptr;
+        t.row0 = xq + ((at.n * s.groups + at.g) * p.steps * p.hp * p.wp * kKc + at.p0 * s.stride[1] * p.pixel);
+        t.row_step = s.stride[1] * p.pixel;
+      } else {
+        fill_rows(p, xq, at, static_cast<int>(run * mr), table);
+      }
       t.tiles = static_cast<int>(run);
       t.rows_n = static_cast<int>(std::min<int64_t>(mr, out_plane - p0 - (run - 1) * mr));
       for (int64_t oc0 = 0; oc0 < p.cout_g;) {

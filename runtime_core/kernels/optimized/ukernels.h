@@ -159,7 +159,9 @@ struct LinearQI8Kernels {
 // Sums are exact in int32 (prepare_conv2d_q8 bounds the products per output), then as the
 // portable kernel: y = clamp(float(double(acc - corr) · mult) + bias, lo, hi) per channel.
 struct ConvQ8Tile {
-  const void* const* rows = nullptr;       // [tiles · mr]: each position's input at tap 0
+  const void* const* rows = nullptr;       // [tiles · mr]: each position's input at tap 0, or null:
+  const void* row0 = nullptr;              //   position i's at row0 + i · row_step elements (i past
+  int64_t row_step = 0;                    //   the call's positions: its last one's)
   const int64_t* tap_offsets = nullptr;    // [taps], in elements
   const void* w = nullptr;                 // the block's weights
   int64_t vec_stride = 0, step_stride = 0;  // in elements
