@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Native checks, in order:
 #   1. host:    build the `host` preset and run ctest (C API golden and bad-input tests);
-#   2. asan:    the C API, runner-thread and scratch-allocator tests again with
-#               AddressSanitizer + UBSan and LeakSanitizer (`asan` preset);
+#   2. asan:    the C API, runner-thread and scratch-allocator tests and the optimized-kernel
+#               differential tests (kernel_diff: no kernel reads or writes out of bounds)
+#               again with AddressSanitizer + UBSan and LeakSanitizer (`asan` preset);
 #      tsan:    the thread-safety tests (shared modules and runners, the WorkerPool) and the
 #               C API tests with ThreadSanitizer (`tsan` preset);
 #   3. size:    build the core strictly (-Werror, no exceptions/RTTI; `strict-core`), strip the
@@ -108,8 +109,9 @@ step_host() {
 
 step_asan() {
   configure asan &&
-    cmake --build --preset asan --target c_api_test c_api_errors_test c_threads_test scratch_arena_test &&
-    ctest --preset asan -R '^(c_(api|threads)|scratch_arena)'
+    cmake --build --preset asan --target c_api_test c_api_errors_test c_threads_test scratch_arena_test \
+      kernel_diff_test &&
+    ctest --preset asan -R '^(c_(api|threads)|scratch_arena|kernel_diff)'
 }
 
 step_tsan() {
