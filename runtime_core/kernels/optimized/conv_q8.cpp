@@ -29,6 +29,7 @@
 // portable kernel.
 #include <algorithm>
 #include <cstring>
+#include <initializer_list>
 
 #include "../portable/parallel_util.h"
 #include "ukernels.h"
@@ -110,16 +111,25 @@ void channel_params(const Plan& p, const int8_t* w, int64_t g, const ChannelPara
                  s.out_scale, c.q_mult + at, c.q_bias + at);
 }
 
-// Everything channel_params derives its arrays from besides the weight, its scales and the
-// bias (whole 8-byte fields: no padding).
-struct ChannelKey {
-  const void* kernels;
-  const void* w;
-  const void* w_scales;
-  const void* bias;
-  double x_scale, out_scale;
-  int64_t zero_point, out_zero_point, groups, cout_g, cout_pad, cin_g, taps, steps, requantize_sums;
-};
+// The instruction's kept block (KernelContext::kept_block) for arrays a convolution derives
+// from its weight, w_scales and bias (args 1-3, to be program constants), keyed by everything
+// else they follow: the kernel variant, those arguments' addresses, the quantization scalars,
+// whether the output is requantized from the sums and the numbers of the arrays' layout.
+void* kept_arrays(KernelContext& ctx, const ConvQ8Args& s, const ConvQ8Kernels& k, bool requantize_sums,
+                  std::initializer_list<int64_t> layout, size_t bytes, bool* ready) {
+  struct Key {  // whole 8-byte fields: no padding
+    const void* kernels;
+    const void* w;
+    const void* w_scales;
+    const void* bias;
+    double x_scale, out_scale;
+    int64_t zero_point, out_zero_point, requantize_sums;
+    int64_t layout[6];
+  } key{&k, s.w, s.w_scales, s.bias, s.x_scale, s.out_scale, s.zero_point, s.out_zero_point, requantize_sums, {}};
+  std::copy(layout.begin(), layout.begin() + std::min<size_t>(layout.size(), 6), key.layout);
+  const uint64_t constants = 0b0110 | (s.bias != nullptr ? 0b1000 : 0);
+  return ctx.kept_block(constants, &key, sizeof key, bytes, ready);
+}
 
 // c's arrays (groups · cout_pad entries each; q_mult and q_bias with requantize_sums): kept
 // with the instruction when the weight, its scales and the bias are program constants (*ready:
@@ -127,12 +137,11 @@ struct ChannelKey {
 Error channel_arrays(KernelContext& ctx, const Plan& p, bool requantize_sums, ChannelParams* c, bool* ready) {
   const ConvQ8Args& s = p.s;
   const int64_t n = s.groups * p.cout_pad;
-  const ChannelKey key{&p.k, s.w, s.w_scales, s.bias, s.x_scale, s.out_scale, s.zero_point, s.out_zero_point,
-                       s.groups, p.cout_g, p.cout_pad, p.cin_g, p.taps, p.steps, requantize_sums};
-  const uint64_t constants = 0b0110 | (s.bias != nullptr ? 0b1000 : 0);  // w, w_scales, bias
   const size_t bytes = static_cast<size_t>(n) * (sizeof(double) + sizeof(int32_t) + sizeof(float) +
                                                  (requantize_sums ? 2 * sizeof(float) : 0));
-  if (auto* kept = static_cast<uint8_t*>(ctx.kept_block(constants, &key, sizeof key, bytes, ready))) {
+  if (auto* kept = static_cast<uint8_t*>(kept_arrays(ctx, s, p.k, requantize_sums,
+                                                     {s.groups, p.cout_g, p.cout_pad, p.cin_g, p.taps, p.steps},
+                                                     bytes, ready))) {
     c->mult = reinterpret_cast<double*>(kept);  // doubles first: every array stays aligned
     c->corr = reinterpret_cast<int32_t*>(c->mult + n);
     c->bias = reinterpret_cast<float*>(c->corr + n);
@@ -576,17 +585,6 @@ void quad_weights(const ConvQ8Args& s, const ConvQ8Kernels& k, int64_t c_pad, in
   for (int64_t ch = 0; ch < c_pad; ++ch) corr[ch] *= pad_byte;
 }
 
-// Everything the depthwise driver's kept arrays derive from besides the weight, its scales and
-// the bias (whole 8-byte fields: no padding).
-struct DwKey {
-  const void* kernels;
-  const void* w;
-  const void* w_scales;
-  const void* bias;
-  double x_scale, out_scale;
-  int64_t zero_point, out_zero_point, c, k_h, k_w, requantize_sums;
-};
-
 // Depthwise channels-last on an int8 x through the i8 variant's dot products (k.dw_expand,
 // k.dw_row; see DwConvQ8Expand in ukernels.h), in bands as above: a band's input rows are
 // expanded into its slice's buffer, kernel rows outside the image read a padding row (every
@@ -605,12 +603,10 @@ Error run_depthwise_cl_q8(KernelContext& ctx, const ConvQ8Args& s, const ConvQ8K
   // the weight, its scales and the bias are program constants.
   const bool requantize_sums = s.y_q8 != nullptr && s.res == nullptr;
   const int64_t wq_words = s.k[0] * quads * c_pad, q_floats = requantize_sums ? 2 * c_pad : 0;
-  const DwKey key{&k, s.w, s.w_scales, s.bias, s.x_scale, s.out_scale, s.zero_point, s.out_zero_point,
-                  c, s.k[0], s.k[1], requantize_sums};
   bool ready = false;
-  auto* kept = static_cast<uint32_t*>(
-      ctx.kept_block(0b0110 | (s.bias != nullptr ? 0b1000 : 0), &key, sizeof key,
-                     static_cast<size_t>(wq_words + c_pad + q_floats) * sizeof(uint32_t), &ready));
+  auto* kept = static_cast<uint32_t*>(kept_arrays(ctx, s, k, requantize_sums, {c, s.k[0], s.k[1]},
+                                                  static_cast<size_t>(wq_words + c_pad + q_floats) * sizeof(uint32_t),
+                                                  &ready));
   Error e = temp_array(ctx, s.op, "expanded input rows", slices * (bands.in_rows + 1) * row_words, &expanded);
   if (kept != nullptr) {
     wq = kept;
