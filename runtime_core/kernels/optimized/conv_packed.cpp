@@ -74,10 +74,6 @@ Error pad_input(KernelContext& ctx, const ConvPackedArgs& a, Image* im) {
 void point_rows(const ConvPackedArgs& a, const Image& im, int64_t n, int64_t p0, int mr, const float** rows) {
   const int64_t P = a.out_plane(), c = a.c_in;
   const float* x = im.x + n * im.hp * im.wp * c;
-  if (a.out[1] == im.wp && a.stride[0] == 1 && a.stride[1] == 1) {  // position p reads pixel p (1x1)
-    for (int i = 0; i < mr; ++i) rows[i] = x + std::min(p0 + i, P - 1) * c;
-    return;
-  }
   int64_t oy = p0 / a.out[1], ox = p0 % a.out[1];
   for (int i = 0; i < mr; ++i) {
     rows[i] = x + (oy * a.stride[0] * im.wp + ox * a.stride[1]) * c;
@@ -171,6 +167,10 @@ Error dense(KernelContext& ctx, const ConvPackedArgs& a, const ConvF32Kernels& k
   for (int64_t ki = 0, t = 0; ki < a.k[0]; ++ki)
     for (int64_t kj = 0; kj < (merged ? 1 : a.k[1]); ++kj, ++t)
       offsets[t] = (ki * a.dil[0] * im.wp + kj * a.dil[1]) * a.c_in;
+  // Output rows that read whole input rows one after the other (1x1, stride 1, no padding:
+  // position p reads pixel p): the tiles step through the positions without a table of
+  // pointers (filling one took 3.5% of MobileNetV2).
+  const bool contiguous = a.stride[0] * im.wp == a.out[1] * a.stride[1];
   parallel_slices(ctx, units, slices, [&](int64_t sl, int64_t u0, int64_t u1) {
     const float** r = rows + sl * kConvRunTiles * mr;
     ConvF32Tile t;
@@ -191,7 +191,13 @@ Error dense(KernelContext& ctx, const ConvPackedArgs& a, const ConvF32Kernels& k
       const int64_t run = std::min({u1 - u, o.end - o.p, kConvRunTiles});
       const int64_t b0 = o.g * per_group, c0 = b0 * kConvPackLanes, p0 = o.p * mr;
       const ConvF32TileFn& fn = fns[std::min(per_group, blocks - b0) - 1];
-      point_rows(a, im, o.n, p0, static_cast<int>(run * mr), r);
+      if (contiguous) {
+        t.rows = nullptr;
+        t.row0 = im.x + (o.n * im.hp * im.wp + p0 * a.stride[1]) * a.c_in;
+        t.row_step = a.stride[1] * a.c_in;
+      } else {
+        point_rows(a, im, o.n, p0, static_cast<int>(run * mr), r);
+      }
       const int64_t at = (o.n * P + p0) * a.c_out + c0;
       t.w = a.w + b0 * panel;
       t.bias = bias + c0;

@@ -277,7 +277,9 @@ struct ConvQ8Kernels {
 // positions one after the other, tile k's rows k · mr further on in rows, y and res: the
 // call's setup is paid once (on Zen 5, 5-10% of a 1x1 layer's time at c_in 8-16).
 struct ConvF32Tile {
-  const float* const* rows = nullptr;    // [tiles · mr]: each position's first input pixel
+  const float* const* rows = nullptr;    // [tiles · mr]: each position's first input pixel, or null:
+  const float* row0 = nullptr;           //   position i's at row0 + i · row_step floats (i past the
+  int64_t row_step = 0;                  //   call's positions: its last one's)
   const int64_t* tap_offsets = nullptr;  // [taps], in floats: a tap's pixel = rows[i] + offset
   const float* w = nullptr;              // the first block's panel (taps, c_in, 16)
   int64_t block_stride = 0;              // floats from one block's panel to the next
