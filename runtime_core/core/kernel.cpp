@@ -56,8 +56,10 @@ void* KernelContext::kept_block(uint64_t constant_mask, const void* key, size_t 
   return reinterpret_cast<uint8_t*>(h) + kept_offset(key_size);
 }
 
-void KernelContext::kept_ready() {
-  if (state != nullptr && *state != nullptr) static_cast<KeptHeader*>(*state)->ready = true;
+void KernelContext::kept_ready(const void* block) {
+  if (state == nullptr || *state == nullptr || block == nullptr) return;
+  auto* h = static_cast<KeptHeader*>(*state);
+  if (reinterpret_cast<const uint8_t*>(h) + kept_offset(h->key_size) == block) h->ready = true;
 }
 
 // Compares "aten::add" + "." + "Tensor" with an entry name without building a string.

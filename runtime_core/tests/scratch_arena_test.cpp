@@ -51,7 +51,10 @@ void kept_blocks() {
   CHECK(block != nullptr && !ready && aligned(block, 64) && state != nullptr);
   std::memset(block, 7, 64);
   CHECK(ctx.kept_block(0b0110, &key, sizeof key, 64, &ready) == block && !ready);  // not filled yet
-  ctx.kept_ready();
+  ctx.kept_ready(block + 64);  // not the block: nothing marked
+  ctx.kept_ready(nullptr);     // a call that derived into temp memory
+  CHECK(ctx.kept_block(0b0110, &key, sizeof key, 64, &ready) == block && !ready);
+  ctx.kept_ready(block);
   CHECK(ctx.kept_block(0b0110, &key, sizeof key, 64, &ready) == block && ready && block[63] == 7);
   const Key other{0.25, 16};
   CHECK(ctx.kept_block(0b0110, &other, sizeof other, 64, &ready) == nullptr && !ready);  // another key

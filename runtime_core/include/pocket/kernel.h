@@ -90,11 +90,12 @@ struct KernelContext {
   // The instruction's kept block of `size` bytes for `key` (key_size bytes, with no padding:
   // everything the data depends on besides the constant arguments in `constant_mask`: scalar
   // arguments, shapes, the kernel variant). *ready tells whether an earlier call filled it;
-  // when not, fill it and call kept_ready(). nullptr (derive into temp memory) when nothing
-  // can be kept: an argument of the mask is not a program constant, no state or memory, or
-  // the instruction keeps a block for another key already.
+  // when not, fill it and call kept_ready(block). nullptr (derive into temp memory) when
+  // nothing can be kept: an argument of the mask is not a program constant, no state or
+  // memory, or the instruction keeps a block for another key already.
   void* kept_block(uint64_t constant_mask, const void* key, size_t key_size, size_t size, bool* ready);
-  void kept_ready();
+  // Marks `block` filled, when it is the one kept_block gave this instruction (else nothing).
+  void kept_ready(const void* block);
 
   int num_threads() const { return threads == nullptr ? 1 : threads->num_threads(); }
 

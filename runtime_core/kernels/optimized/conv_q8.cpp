@@ -132,17 +132,19 @@ void* kept_arrays(KernelContext& ctx, const ConvQ8Args& s, const ConvQ8Kernels& 
 }
 
 // c's arrays (groups · cout_pad entries each; q_mult and q_bias with requantize_sums): kept
-// with the instruction when the weight, its scales and the bias are program constants (*ready:
-// an earlier call derived them), else in temp memory, for channel_params to fill.
-Error channel_arrays(KernelContext& ctx, const Plan& p, bool requantize_sums, ChannelParams* c, bool* ready) {
+// with the instruction when the weight, its scales and the bias are program constants (*kept:
+// the block, *ready: an earlier call derived them), else in temp memory (*kept null), for
+// channel_params to fill.
+Error channel_arrays(KernelContext& ctx, const Plan& p, bool requantize_sums, ChannelParams* c, void** kept,
+                     bool* ready) {
   const ConvQ8Args& s = p.s;
   const int64_t n = s.groups * p.cout_pad;
   const size_t bytes = static_cast<size_t>(n) * (sizeof(double) + sizeof(int32_t) + sizeof(float) +
                                                  (requantize_sums ? 2 * sizeof(float) : 0));
-  if (auto* kept = static_cast<uint8_t*>(kept_arrays(ctx, s, p.k, requantize_sums,
-                                                     {s.groups, p.cout_g, p.cout_pad, p.cin_g, p.taps, p.steps},
-                                                     bytes, ready))) {
-    c->mult = reinterpret_cast<double*>(kept);  // doubles first: every array stays aligned
+  *kept = kept_arrays(ctx, s, p.k, requantize_sums, {s.groups, p.cout_g, p.cout_pad, p.cin_g, p.taps, p.steps},
+                      bytes, ready);
+  if (*kept != nullptr) {
+    c->mult = static_cast<double*>(*kept);  // doubles first: every array stays aligned
     c->corr = reinterpret_cast<int32_t*>(c->mult + n);
     c->bias = reinterpret_cast<float*>(c->corr + n);
     c->q_mult = requantize_sums ? c->bias + n : nullptr;
@@ -329,8 +331,9 @@ Error run(KernelContext& ctx, const Plan& p) {
   if (p.raw) xq = const_cast<E*>(reinterpret_cast<const E*>(s.x_q8));  // read only
   if (e == Error::Ok && packed_here) e = temp_array(ctx, op, "the packed weight", all_blocks * block_size, &wp);
   const bool requantize_sums = s.y_q8 != nullptr && s.res == nullptr;
+  void* kept = nullptr;
   bool params_ready = false;
-  if (e == Error::Ok) e = channel_arrays(ctx, p, requantize_sums, &c, &params_ready);
+  if (e == Error::Ok) e = channel_arrays(ctx, p, requantize_sums, &c, &kept, &params_ready);
   if (e == Error::Ok) e = temp_array(ctx, op, "tile input pointers", slices * kConvRunTiles * mr, &rows);
   if (e == Error::Ok) e = temp_array(ctx, op, "tap offsets", p.taps, &tap_offsets);
   if (e != Error::Ok) return e;
@@ -358,7 +361,7 @@ Error run(KernelContext& ctx, const Plan& p) {
     ctx.parallel_for(s.groups, grain_for(p.cout_g * p.cin_g * p.taps), [&](int64_t g0, int64_t g1) {
       for (int64_t g = g0; g < g1; ++g) channel_params(p, w, g, c);
     });
-    ctx.kept_ready();
+    ctx.kept_ready(kept);
   }
   parallel_slices(ctx, units, slices, [&](int64_t sl, int64_t u0, int64_t u1) {
     const void** table = rows + sl * kConvRunTiles * mr;
@@ -619,7 +622,7 @@ Error run_depthwise_cl_q8(KernelContext& ctx, const ConvQ8Args& s, const ConvQ8K
   if (e == Error::Ok) e = ep.make(ctx, s, k, c_pad, slices, kept_q, ready);
   if (e != Error::Ok) return e;
   if (!ready) quad_weights(s, k, c_pad, static_cast<int32_t>(s.zero_point) + k.byte_offset, wq, corr);
-  if (kept != nullptr) ctx.kept_ready();
+  ctx.kept_ready(kept);
   std::fill(pad_pixel, pad_pixel + c, static_cast<int8_t>(s.zero_point));
   parallel_slices(ctx, bands.units, slices, [&](int64_t sl, int64_t u0, int64_t u1) {
     uint32_t* buf = expanded + sl * (bands.in_rows + 1) * row_words;
