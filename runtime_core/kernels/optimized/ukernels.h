@@ -292,6 +292,25 @@ struct ConvF32Tile {
   int tiles = 1;
   int rows_n = 0, cols_n = 0;  // positions of the last tile and channels to store (<= mr, nr)
 };
+// The input of a convolution tile's MR positions (ConvQ8Tile, ConvF32Tile): x[i] = position
+// i's first element + offset, from rows or from row0 and row_step (positions past rows_n at
+// the last one); next_tile_positions moves on to the next tile's MR positions.
+template <typename E, int MR, class Tile>
+__attribute__((always_inline)) inline void tile_positions(const Tile& t, int64_t offset, const E* (&x)[MR]) {
+  if (t.rows != nullptr)
+    POCKET_UNROLL for (int i = 0; i < MR; ++i) x[i] = static_cast<const E*>(t.rows[i]) + offset;
+  else
+    POCKET_UNROLL for (int i = 0; i < MR; ++i)
+      x[i] = static_cast<const E*>(t.row0) + (i < t.rows_n ? i : t.rows_n - 1) * t.row_step + offset;
+}
+template <typename E, int MR, class Tile>
+__attribute__((always_inline)) inline void next_tile_positions(Tile& t) {
+  if (t.rows != nullptr)
+    t.rows += MR;
+  else
+    t.row0 = static_cast<const E*>(t.row0) + MR * t.row_step;
+}
+
 // Tiles of positions the convolution drivers hand one tile call at most (ConvF32Tile::tiles,
 // ConvQ8Tile::tiles).
 constexpr int64_t kConvRunTiles = 8;
