@@ -95,6 +95,14 @@ struct KernelContext {
   // memory, or the instruction keeps a block for another key already.
   void* kept_block(uint64_t constant_mask, const void* key, size_t key_size, size_t size, bool* ready);
   // Marks `block` filled, when it is the one kept_block gave this instruction (else nothing).
+  // The block belongs to the method (MethodMemory.allocator) and lives as long as it; the
+  // kernel never frees it. For example, a weight's sums per output channel (args[1] constant):
+  //
+  //   struct Key { int64_t channels, k; } key{c_out, k};  // whole 8-byte fields
+  //   bool ready = false;
+  //   auto* sums = static_cast<int32_t*>(ctx.kept_block(uint64_t{1} << 1, &key, sizeof key, c_out * 4, &ready));
+  //   if (sums == nullptr) { /* temp memory (ctx.allocate_temp), filled below every call */ }
+  //   if (!ready) { /* fill sums */ ctx.kept_ready(sums); }
   void kept_ready(const void* block);
 
   int num_threads() const { return threads == nullptr ? 1 : threads->num_threads(); }
