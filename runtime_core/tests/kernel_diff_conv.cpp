@@ -32,6 +32,11 @@ void test_conv2d_packed(KernelFn portable, KernelFn fast, const char* set) {
       // depthwise 3x3 rows long enough for the runs that load each input pixel once (8
       // pixels at stride 1, 6 at stride 2), with channel groups, single vectors and a tail
       {1, 72, 72, 9, 30, 3, 2, 1, 72}, {1, 56, 56, 5, 40, 3, 1, 1, 56},
+      // and rows of every other run: 7 wide (runs of 4 and 2 that read the padding, a last
+      // pixel alone), 14 (a run of 8 inside), padding 2 (two pixels alone at the left), stride
+      // 2 with padding 3 (a run of 2 ending in the padding), 3 wide (a run of 2 on both edges)
+      {1, 100, 100, 4, 7, 3, 1, 1, 100}, {1, 24, 24, 3, 14, 3, 1, 2, 24}, {1, 40, 40, 5, 23, 3, 2, 1, 40},
+      {1, 17, 17, 4, 15, 3, 2, 3, 17}, {2, 9, 9, 6, 3, 3, 1, 1, 9},
       // output channels in groups of 3, 2 and 1 blocks (3 + 2, 3 + 3 + 1, 3 + 1), 1x1 and 3x3
       {1, 12, 72, 7, 9, 1, 1, 0, 1},  {2, 9, 100, 5, 5, 1, 1, 0, 1},  {1, 20, 64, 6, 7, 3, 1, 1, 1},
       {1, 160, 97, 7, 7, 1, 1, 0, 1},
