@@ -73,8 +73,10 @@ void test_gelu(KernelFn portable, KernelFn fast, const char* set) {
 }
 
 // aten::permute: NCHW -> NHWC of 3 channels (the optimized interleave: vector bodies, pixel
-// tails, chunks of 4096 pixels split over the threads, batch items), and what stays with the
-// portable kernel (other channel counts, the way back, other orders, a strided input). Exact.
+// tails, chunks of 4096 pixels split over the threads, batch items), both channel transposes
+// of 8 channels and more (the optimized 8x8 blocks, and the partial blocks at the edges), and
+// what stays with the portable kernel (other channel counts, other orders, a strided input).
+// Exact.
 void test_permute(KernelFn portable, KernelFn fast, const char* set) {
   struct Case {
     std::vector<int64_t> sizes, dims;
@@ -85,6 +87,10 @@ void test_permute(KernelFn portable, KernelFn fast, const char* set) {
     for (int64_t c : {1, 2, 3, 4})
       for (const auto& hw : std::vector<std::vector<int64_t>>{{1, 1}, {3, 5}, {7, 8}, {64, 65}, {100, 90}})
         cases.push_back({{n, c, hw[0], hw[1]}, {0, 2, 3, 1}, false});
+  for (int64_t c : {8, 16, 19})
+    for (const auto& hw : std::vector<std::vector<int64_t>>{{1, 8}, {7, 9}, {16, 24}})
+      for (const auto& dims : std::vector<std::vector<int64_t>>{{0, 2, 3, 1}, {0, 3, 1, 2}})
+        cases.push_back({{c == 19 ? 2 : 1, c, hw[0], hw[1]}, dims, false});
   cases.push_back({{2, 3, 9, 11}, {0, 3, 1, 2}, false});
   cases.push_back({{1, 3, 9, 11}, {0, 1, 3, 2}, false});
   cases.push_back({{1, 3, 9, 11}, {0, 2, 3, 1}, true});

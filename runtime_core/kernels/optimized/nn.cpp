@@ -111,10 +111,10 @@ Error gelu_with_kernels(KernelContext& ctx, Value** args, const NnKernels& k) {
   return Error::Ok;
 }
 
-// The portable kernel with the ISA's 3-channel interleave: it checks the arguments, picks the
-// NCHW -> NHWC case and splits it over the threads.
+// The portable kernel with the ISA's 3-channel interleave and 8x8 block: it checks the
+// arguments, picks the channel transposes and splits them over the threads.
 Error permute_with_kernels(KernelContext& ctx, Value** args, const NnKernels& k) {
-  return permute_interleaving(ctx, args, k.interleave3);
+  return permute_interleaving(ctx, args, k.interleave3, k.transpose8);
 }
 
 }  // namespace detail

@@ -195,9 +195,30 @@ POCKET_TARGET void interleave3_avx2(const uint32_t* src, uint32_t* dst, int64_t 
   }
 }
 
+// ---- transpose8: the 8 rows' pairs of columns interleaved, then their quads, then halves.
+POCKET_TARGET void transpose8_avx2(const uint32_t* s, int64_t s_stride, uint32_t* d, int64_t d_stride) {
+  __m256 r[8], t[8];
+  for (int i = 0; i < 8; ++i) r[i] = _mm256_loadu_ps(reinterpret_cast<const float*>(s + i * s_stride));
+  for (int i = 0; i < 8; i += 2) {
+    t[i] = _mm256_unpacklo_ps(r[i], r[i + 1]);      // rows i, i+1: columns 0 0 1 1 | 4 4 5 5
+    t[i + 1] = _mm256_unpackhi_ps(r[i], r[i + 1]);  //                      2 2 3 3 | 6 6 7 7
+  }
+  for (int i = 0; i < 8; i += 4) {
+    r[i] = _mm256_shuffle_ps(t[i], t[i + 2], 0x44);      // rows i..i+3: column 0 | 4
+    r[i + 1] = _mm256_shuffle_ps(t[i], t[i + 2], 0xEE);  // column 1 | 5
+    r[i + 2] = _mm256_shuffle_ps(t[i + 1], t[i + 3], 0x44);
+    r[i + 3] = _mm256_shuffle_ps(t[i + 1], t[i + 3], 0xEE);
+  }
+  for (int c = 0; c < 4; ++c) {
+    _mm256_storeu_ps(reinterpret_cast<float*>(d + c * d_stride), _mm256_permute2f128_ps(r[c], r[c + 4], 0x20));
+    _mm256_storeu_ps(reinterpret_cast<float*>(d + (c + 4) * d_stride), _mm256_permute2f128_ps(r[c], r[c + 4], 0x31));
+  }
+}
+
 }  // namespace
 
-extern const NnKernels kNnF32Avx2 = {layer_norm_rows_avx2, softmax_rows_avx2, gelu_range_avx2, interleave3_avx2};
+extern const NnKernels kNnF32Avx2 = {layer_norm_rows_avx2, softmax_rows_avx2, gelu_range_avx2, interleave3_avx2,
+                                     transpose8_avx2};
 
 }  // namespace detail
 }  // namespace pocket

@@ -181,9 +181,28 @@ void interleave3_neon(const uint32_t* src, uint32_t* dst, int64_t plane, int64_t
   }
 }
 
+// transpose8: four 4x4 blocks, each through pairs of lanes, then of halves (TRN1/TRN2).
+void transpose8_neon(const uint32_t* s, int64_t s_stride, uint32_t* d, int64_t d_stride) {
+  for (int r0 = 0; r0 < 8; r0 += 4)
+    for (int c0 = 0; c0 < 8; c0 += 4) {
+      uint32x4_t a[4];
+      for (int i = 0; i < 4; ++i) a[i] = vld1q_u32(s + (r0 + i) * s_stride + c0);
+      const uint64x2_t t0 = vreinterpretq_u64_u32(vtrn1q_u32(a[0], a[1])),
+                       t1 = vreinterpretq_u64_u32(vtrn2q_u32(a[0], a[1])),
+                       t2 = vreinterpretq_u64_u32(vtrn1q_u32(a[2], a[3])),
+                       t3 = vreinterpretq_u64_u32(vtrn2q_u32(a[2], a[3]));
+      uint32_t* o = d + c0 * d_stride + r0;
+      vst1q_u32(o, vreinterpretq_u32_u64(vtrn1q_u64(t0, t2)));
+      vst1q_u32(o + d_stride, vreinterpretq_u32_u64(vtrn1q_u64(t1, t3)));
+      vst1q_u32(o + 2 * d_stride, vreinterpretq_u32_u64(vtrn2q_u64(t0, t2)));
+      vst1q_u32(o + 3 * d_stride, vreinterpretq_u32_u64(vtrn2q_u64(t1, t3)));
+    }
+}
+
 }  // namespace
 
-extern const NnKernels kNnF32Neon = {layer_norm_rows_neon, softmax_rows_neon, gelu_range_neon, interleave3_neon};
+extern const NnKernels kNnF32Neon = {layer_norm_rows_neon, softmax_rows_neon, gelu_range_neon, interleave3_neon,
+                                     transpose8_neon};
 
 }  // namespace detail
 }  // namespace pocket

@@ -454,6 +454,9 @@ struct NnKernels {
   // aten::permute's NCHW -> NHWC of a 3-channel image (a network's RGB input), 4-byte
   // elements moved as bits: dst[p * 3 + ch] = src[ch * plane + p] for pixels p in [p0, p1).
   void (*interleave3)(const uint32_t* src, uint32_t* dst, int64_t plane, int64_t p0, int64_t p1);
+  // Its channel transposes' whole 8x8 blocks (NCHW -> NHWC, and back: a channels-last chain's
+  // output): d[c * d_stride + r] = s[r * s_stride + c] for r, c < 8.
+  void (*transpose8)(const uint32_t* s, int64_t s_stride, uint32_t* d, int64_t d_stride);
 };
 
 // ---- the microkernels of each ISA (defined in the ISA files; x86-64 or arm64 only)

@@ -17,16 +17,17 @@ void interleave(const uint32_t* __restrict s, uint32_t* __restrict d, int64_t co
 }
 
 using detail::InterleaveFn;
+using detail::Transpose8Fn;
 constexpr InterleaveFn kInterleave[8] = {interleave<0>, interleave<1>, interleave<2>, interleave<3>,
                                          interleave<4>, interleave<5>, interleave<6>, interleave<7>};
 
 // The layout changes at the edges of a channels-last chain (exporter/passes/channels_last.py):
 // [0, 2, 3, 1] (NCHW -> NHWC) and [0, 3, 1, 2] (back) of a contiguous 4-d tensor of 4-byte
 // elements, as a (rows, cols) -> (cols, rows) transpose per batch item in 8x8 blocks (the
-// general strided copy takes ~5x longer); 3 channels through `three` when not null. False when
-// the permute is not one of these.
+// general strided copy takes ~5x longer); 3 channels through `three`, whole blocks through
+// `block8`, when not null. False when the permute is not one of these.
 bool transpose_channels(KernelContext& ctx, const Tensor& self, const IntList& dims, Tensor& out,
-                        InterleaveFn three) {
+                        InterleaveFn three, Transpose8Fn block8) {
   const bool to_last = dims[0] == 0 && dims[1] == 2 && dims[2] == 3 && dims[3] == 1;
   const bool to_first = dims[0] == 0 && dims[1] == 3 && dims[2] == 1 && dims[3] == 2;
   if (self.dim != 4 || !(to_last || to_first) || element_size(self.dtype) != 4 || !self.is_contiguous() ||
@@ -59,6 +60,17 @@ bool transpose_channels(KernelContext& ctx, const Tensor& self, const IntList& d
       uint32_t* d = dst + item * rows * cols;
       for (int64_t c0 = 0; c0 < cols; c0 += B) {
         const int64_t c1 = std::min(cols, c0 + B);
+        if (r1 - r0 == B && c1 - c0 == B) {  // a whole block (fixed bounds: 20% faster without block8)
+          const uint32_t* sb = s + r0 * cols + c0;
+          uint32_t* db = d + c0 * rows + r0;
+          if (block8 != nullptr) {
+            block8(sb, cols, db, rows);
+            continue;
+          }
+          POCKET_UNROLL for (int64_t c = 0; c < B; ++c)
+            POCKET_UNROLL for (int64_t r = 0; r < B; ++r) db[c * rows + r] = sb[r * cols + c];
+          continue;
+        }
         for (int64_t c = c0; c < c1; ++c)
           for (int64_t r = r0; r < r1; ++r) d[c * rows + r] = s[r * cols + c];
       }
@@ -71,14 +83,14 @@ bool transpose_channels(KernelContext& ctx, const Tensor& self, const IntList& d
 
 namespace detail {
 
-Error permute_interleaving(KernelContext& ctx, Value** args, InterleaveFn three) {
+Error permute_interleaving(KernelContext& ctx, Value** args, InterleaveFn three, Transpose8Fn block8) {
   const Tensor& self = args[0]->tensor;
   const IntList& dims = args[1]->int_list;
   Tensor& out = args[2]->tensor;
   if (dims.size != static_cast<size_t>(self.dim))
     return ctx.fail(Error::InvalidArgument, "permute: %zu dims given for a %d-d tensor", dims.size,
                     self.dim);
-  if (dims.size == 4 && transpose_channels(ctx, self, dims, out, three)) return Error::Ok;
+  if (dims.size == 4 && transpose_channels(ctx, self, dims, out, three, block8)) return Error::Ok;
   Tensor view = self;
   bool seen[kMaxDim] = {};
   for (int i = 0; i < self.dim; ++i) {

@@ -20,10 +20,13 @@ namespace detail {
 // A batch item's (rows, cols) -> (cols, rows) transpose of 4-byte elements for columns
 // [c0, c1): d[c * rows + r] = s[r * cols + c] (the channel interleave of NCHW -> NHWC).
 using InterleaveFn = void (*)(const uint32_t* s, uint32_t* d, int64_t cols, int64_t c0, int64_t c1);
+// One 8x8 block of such a transpose: d[c * d_stride + r] = s[r * s_stride + c] for r, c < 8.
+using Transpose8Fn = void (*)(const uint32_t* s, int64_t s_stride, uint32_t* d, int64_t d_stride);
 
-// op_permute, its 3-row interleave (an RGB image's) done by `three` when not null: the
-// optimized kernels' vector version (optimized/nn.cpp).
-Error permute_interleaving(KernelContext& ctx, Value** args, InterleaveFn three);
+// op_permute, its 3-row interleave (an RGB image's) done by `three` and the whole 8x8 blocks of
+// its channel transposes by `block8` when not null: the optimized kernels' vector versions
+// (optimized/nn.cpp).
+Error permute_interleaving(KernelContext& ctx, Value** args, InterleaveFn three, Transpose8Fn block8 = nullptr);
 
 // ---- views and copies
 
