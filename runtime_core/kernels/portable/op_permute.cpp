@@ -65,10 +65,10 @@ bool transpose_channels(KernelContext& ctx, const Tensor& self, const IntList& d
           uint32_t* db = d + c0 * rows + r0;
           if (block8 != nullptr) {
             block8(sb, cols, db, rows);
-            continue;
+          } else {
+            POCKET_UNROLL for (int64_t c = 0; c < B; ++c)
+              POCKET_UNROLL for (int64_t r = 0; r < B; ++r) db[c * rows + r] = sb[r * cols + c];
           }
-          POCKET_UNROLL for (int64_t c = 0; c < B; ++c)
-            POCKET_UNROLL for (int64_t r = 0; r < B; ++r) db[c * rows + r] = sb[r * cols + c];
           continue;
         }
         for (int64_t c = c0; c < c1; ++c)
