@@ -98,10 +98,10 @@ void test_linear_q(KernelFn portable, KernelFn fast, const char* set) {
     int64_t g, k;
   };
   // act_mode 0: groups of 16 (a run of 16 each), 32, 48 (a run of 32 and one of 16), 128 (four
-  // runs of 32) and 6 (the portable kernel).
+  // runs of 32) and 6 (the portable kernel); 130 groups of 16 (more than a tile widens at once).
   const std::vector<Mode> modes = {{0, 16, 48},  {0, 32, 96},  {0, 48, 144}, {0, 128, 256}, {0, 6, 30},
-                                   {1, 32, 64},  {1, 64, 192}, {1, 10, 50},  {2, 32, 96},   {2, 64, 128},
-                                   {1, 96, 192}};
+                                   {0, 16, 2080}, {1, 32, 64}, {1, 64, 192}, {1, 10, 50},  {2, 32, 96},
+                                   {2, 64, 128},  {1, 96, 192}};
   for (int bits : {4, 8})
     for (bool sym : {true, false})
       for (const Mode& md : modes)
