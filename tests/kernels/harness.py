@@ -93,19 +93,20 @@ def from_native(g, like):
     return t.view(torch.bfloat16) if like.dtype == torch.bfloat16 else t
 
 
-def run(name, args, expected):
-    """Runs kernel `name` with outputs shaped like `expected`: a tensor, a tuple of tensors
-    (several outputs, or the items of one Tensor[] output), or a Python int or bool (the
-    result of a symbolic-int op, returned as such)."""
+def run(name, args, expected, num_threads=1):
+    """Runs kernel `name` (the portable table, on a pool of num_threads) with outputs shaped
+    like `expected`: a tensor, a tuple of tensors (several outputs, or the items of one
+    Tensor[] output), or a Python int or bool (the result of a symbolic-int op, returned as
+    such)."""
     native_args = [to_native(a) for a in args]
     if isinstance(expected, (bool, int)):
-        return run_kernel(name, native_args, [type(expected)()])[0]
+        return run_kernel(name, native_args, [type(expected)()], num_threads=num_threads)[0]
     outs = list(expected) if isinstance(expected, (tuple, list)) else [expected]
     buffers = [output_buffer(o) for o in outs]
     if returns_list(name):
-        got = run_kernel(name, native_args, [buffers])[0]
+        got = run_kernel(name, native_args, [buffers], num_threads=num_threads)[0]
     else:
-        got = run_kernel(name, native_args, buffers)
+        got = run_kernel(name, native_args, buffers, num_threads=num_threads)
     assert len(got) == len(outs), f"{name}: {len(got)} outputs, expected {len(outs)}"
     return [from_native(g, o) for g, o in zip(got, outs)]
 

@@ -2,7 +2,7 @@
 
 import pytest
 import torch
-from harness import check, dtype
+from harness import call_aten, check, dtype, run
 
 from pocket import PocketError
 
@@ -64,6 +64,22 @@ def test_sum_mean_over_middle_dims():
     check("aten::mean.dim", [x.permute(0, 3, 1, 2).contiguous().permute(0, 2, 3, 1), [1, 2], False, None])
     check("aten::sum.dim_IntList", [torch.randint(-9, 9, (3, 4, 6)), [1], False, None])
     check("aten::mean.dim", [torch.randn(3, 0, 6), [1], False, None])  # nothing to add: NaN
+
+
+@pytest.mark.parametrize("threads", [2, 3])
+def test_sum_mean_over_middle_dims_threads(threads):
+    # The columns of a global pool are shared among the threads in runs of 16: each output
+    # adds the same elements in the same order as on one thread (1300 channels: a short last
+    # run; two batch items: one split each; integers: exact sums).
+    x = torch.randn(2, 7, 7, 1300)
+    for op, args in [
+        ("aten::mean.dim", [x, [1, 2], False, None]),
+        ("aten::sum.dim_IntList", [torch.randint(-9, 9, (2, 49, 1300)), [1], True, None]),
+    ]:
+        want = run(op, args, call_aten(op, args))[0]
+        got = run(op, args, call_aten(op, args), num_threads=threads)[0]
+        assert torch.equal(got, want), op
+        check(op, args)
 
 
 def test_sum_large_is_accurate():

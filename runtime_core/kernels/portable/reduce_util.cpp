@@ -1,5 +1,7 @@
 #include "reduce_util.h"
 
+#include "parallel_util.h"
+
 namespace pocket {
 namespace detail {
 
@@ -101,36 +103,41 @@ Error sum_result_dtype(KernelContext& ctx, const char* op, const Tensor& in, con
 // sum_lines when the last kept dim is contiguous and the reduced dims merge into one (a
 // global average pool of a channels-last tensor: the mean over H and W of NHWC): runs of
 // adjacent outputs are summed together, one input row at a time, so the loop runs over
-// contiguous elements. Each output still adds its elements in the same order: the same sums.
+// contiguous elements, and the runs are shared among the threads. Each output still adds its
+// elements in the same order: the same sums.
 template <typename T, typename A>
-static bool sum_columns(const T* x, const ReducePlan& p, Tensor& out, bool mean) {
+static bool sum_columns(KernelContext& ctx, const T* x, const ReducePlan& p, Tensor& out, bool mean) {
   if (p.kept_dim < 1 || p.red_dim != 1 || p.kept_strides[0][p.kept_dim - 1] != 1) return false;
   const int64_t inner = p.kept_sizes[p.kept_dim - 1], red = p.red_sizes[0], step = p.red_strides[0][0];
-  constexpr int64_t kRun = 256;
-  A acc[kRun];
+  constexpr int64_t kRun = 256, kShare = 16;  // columns summed together; shared out in units of kShare
   int64_t o = 0;
   for_each_offset<1>(p.kept_sizes, p.kept_dim - 1, p.kept_strides, [&](const int64_t* base) {
-    for (int64_t j0 = 0; j0 < inner; j0 += kRun) {
-      const int64_t n = inner - j0 < kRun ? inner - j0 : kRun;
-      for (int64_t j = 0; j < n; ++j) acc[j] = 0;
-      for (int64_t r = 0; r < red; ++r) {
-        const T* row = x + base[0] + r * step + j0;
-        for (int64_t j = 0; j < n; ++j) acc[j] += to_acc<A>(row[j]);
+    const int64_t units = (inner + kShare - 1) / kShare;
+    ctx.parallel_for(units, grain_for(red * kShare), [&, at = base[0], o](int64_t u0, int64_t u1) {
+      const int64_t c1 = u1 * kShare < inner ? u1 * kShare : inner;
+      A acc[kRun];
+      for (int64_t j0 = u0 * kShare; j0 < c1; j0 += kRun) {
+        const int64_t n = c1 - j0 < kRun ? c1 - j0 : kRun;
+        for (int64_t j = 0; j < n; ++j) acc[j] = 0;
+        for (int64_t r = 0; r < red; ++r) {
+          const T* row = x + at + r * step + j0;
+          for (int64_t j = 0; j < n; ++j) acc[j] += to_acc<A>(row[j]);
+        }
+        for (int64_t j = 0; j < n; ++j) {
+          A v = acc[j];
+          if (mean) v = static_cast<A>(static_cast<double>(v) / static_cast<double>(p.red_numel));
+          store_as<A>(out.data, out.dtype, o + j0 + j, v);
+        }
       }
-      for (int64_t j = 0; j < n; ++j) {
-        A v = acc[j];
-        if (mean) v = static_cast<A>(static_cast<double>(v) / static_cast<double>(p.red_numel));
-        store_as<A>(out.data, out.dtype, o + j0 + j, v);
-      }
-    }
+    });
     o += inner;
   });
   return true;
 }
 
 template <typename T, typename A>
-static void sum_lines(const T* x, const ReducePlan& p, Tensor& out, bool mean) {
-  if (sum_columns<T, A>(x, p, out, mean)) return;
+static void sum_lines(KernelContext& ctx, const T* x, const ReducePlan& p, Tensor& out, bool mean) {
+  if (sum_columns<T, A>(ctx, x, p, out, mean)) return;
   for_each_output(p, [&](int64_t o, int64_t base) {
     A acc = 0;
     for_each_reduced(p, base, [&](int64_t i) { acc += to_acc<A>(x[i]); });
@@ -145,9 +152,9 @@ Error reduce_sum(KernelContext& ctx, const char* op, const Tensor& in, const Red
   return dispatch_dtype(ctx, op, in.dtype, [&](auto tag) {
     using T = decltype(tag);
     if (float_acc)
-      sum_lines<T, double>(in.data_as<const T>(), plan, out, mean);
+      sum_lines<T, double>(ctx, in.data_as<const T>(), plan, out, mean);
     else
-      sum_lines<T, uint64_t>(in.data_as<const T>(), plan, out, mean);
+      sum_lines<T, uint64_t>(ctx, in.data_as<const T>(), plan, out, mean);
   });
 }
 
