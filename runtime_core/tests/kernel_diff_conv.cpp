@@ -243,6 +243,8 @@ void test_conv_q8(const char* op, KernelFn portable, KernelFn fast, const char* 
       // 2 with a channel tail, 5x5 (two quads), stride 2
       {2, 40, 40, 7, 7, 3, 3, 1, 1, 1, 40, 9},   {1, 72, 72, 14, 14, 5, 5, 1, 2, 1, 72, -20},
       {1, 48, 48, 7, 9, 3, 3, 2, 1, 1, 48, 4},
+      // the 7x7 and 14x14 (stride 2) layers at the end of a CNN, many channels
+      {1, 144, 144, 7, 7, 3, 3, 1, 1, 1, 144, 2}, {1, 100, 100, 14, 14, 3, 3, 2, 1, 1, 100, -4},
   };
   // out_min > out_max: out_max wins, as in torch.clamp
   const double clamps[4][2] = {{-INFINITY, INFINITY}, {0.0, INFINITY}, {0.0, 6.0}, {2.0, -1.0}};
