@@ -63,14 +63,8 @@ struct Avx2 {
   POCKET_TARGET static V add(V a, V b) { return _mm256_add_ps(a, b); }
   POCKET_TARGET static V fmadd(V a, V b, V c) { return _mm256_fmadd_ps(a, b, c); }
   POCKET_TARGET static float sum(V v) { return hsum(v); }
-  POCKET_TARGET static void sum4(const V* v, float* out) {
-    // Per 128 bits: v0 and v1 pairwise (0+2, 1+3) interleaved, v2 and v3 likewise, then their
-    // halves added as doubles: (v0, v1, v2, v3) of each 128 bits; then the two 128 bits.
-    const __m256 ab = _mm256_add_ps(_mm256_unpacklo_ps(v[0], v[1]), _mm256_unpackhi_ps(v[0], v[1]));
-    const __m256d cd = _mm256_castps_pd(_mm256_add_ps(_mm256_unpacklo_ps(v[2], v[3]), _mm256_unpackhi_ps(v[2], v[3])));
-    const __m256 q = _mm256_add_ps(_mm256_castpd_ps(_mm256_unpacklo_pd(_mm256_castps_pd(ab), cd)),
-                                   _mm256_castpd_ps(_mm256_unpackhi_pd(_mm256_castps_pd(ab), cd)));
-    _mm_storeu_ps(out, _mm_add_ps(_mm256_castps256_ps128(q), _mm256_extractf128_ps(q, 1)));
+  POCKET_TARGET static void sum4(V a, V b, V c, V d, const float* bias, float* out) {
+    Avx2F32::sum4(a, b, c, d, bias, out);
   }
   template <int F>
   POCKET_TARGET static Deq deq(float s, float mn) {

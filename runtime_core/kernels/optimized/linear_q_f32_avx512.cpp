@@ -26,6 +26,8 @@ namespace detail {
 
 namespace {
 
+#include "avx512_helpers.inc"
+
 // 16 8-bit values from p dequantized: q * s, then + mn when asymmetric.
 template <int F>
 POCKET_TARGET inline __m512 dequant8(const uint8_t* p, __m512 s, __m512 mn) {
@@ -72,15 +74,8 @@ struct Avx512 {
     s = _mm_add_ss(s, _mm_movehdup_ps(s));
     return _mm_cvtss_f32(s);
   }
-  POCKET_TARGET static void sum4(const V* v, float* out) {
-    // Per 128 bits: v0 and v1 pairwise (0+2, 1+3) interleaved, v2 and v3 likewise, then their
-    // halves added as doubles: (v0, v1, v2, v3) of each 128 bits; then the four 128 bits.
-    const __m512 ab = _mm512_add_ps(_mm512_unpacklo_ps(v[0], v[1]), _mm512_unpackhi_ps(v[0], v[1]));
-    const __m512d cd = _mm512_castps_pd(_mm512_add_ps(_mm512_unpacklo_ps(v[2], v[3]), _mm512_unpackhi_ps(v[2], v[3])));
-    const __m512 q = _mm512_add_ps(_mm512_castpd_ps(_mm512_unpacklo_pd(_mm512_castps_pd(ab), cd)),
-                                   _mm512_castpd_ps(_mm512_unpackhi_pd(_mm512_castps_pd(ab), cd)));
-    const __m256 h = _mm256_add_ps(_mm512_castps512_ps256(q), _mm512_castps512_ps256(_mm512_shuffle_f32x4(q, q, 0xEE)));
-    _mm_storeu_ps(out, _mm_add_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1)));
+  POCKET_TARGET static void sum4(V a, V b, V c, V d, const float* bias, float* out) {
+    Avx512F32::sum4(a, b, c, d, bias, out);
   }
   template <int F>
   POCKET_TARGET static Deq deq(float s, float mn) {

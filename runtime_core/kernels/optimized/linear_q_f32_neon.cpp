@@ -16,6 +16,8 @@ namespace detail {
 
 namespace {
 
+#include "neon_helpers.inc"
+
 // The 16 quantized values of columns [col, col + 16) of `row` as int16: 4-bit in natural
 // column order when `kInterleaved`, else the even columns then the odd ones.
 template <int F, bool kInterleaved>
@@ -77,9 +79,7 @@ struct Neon {
   static V add(V a, V b) { return vaddq_f32(a, b); }
   static V fmadd(V a, V b, V c) { return vfmaq_f32(c, a, b); }
   static float sum(V v) { return vaddvq_f32(v); }
-  static void sum4(const V* v, float* out) {
-    vst1q_f32(out, vpaddq_f32(vpaddq_f32(v[0], v[1]), vpaddq_f32(v[2], v[3])));
-  }
+  static void sum4(V a, V b, V c, V d, const float* bias, float* out) { NeonF32::sum4(a, b, c, d, bias, out); }
   template <int F>
   static Deq deq(float s, float mn) {
     return {vdupq_n_f32(s), vdupq_n_f32(mn)};
