@@ -76,10 +76,11 @@ def test_sum_mean_over_middle_dims_threads(threads):
         ("aten::mean.dim", [x, [1, 2], False, None]),
         ("aten::sum.dim_IntList", [torch.randint(-9, 9, (2, 49, 1300)), [1], True, None]),
     ]:
-        want = run(op, args, call_aten(op, args))[0]
-        got = run(op, args, call_aten(op, args), num_threads=threads)[0]
+        aten = call_aten(op, args)
+        want = run(op, args, aten)[0]
+        got = run(op, args, aten, num_threads=threads)[0]
         assert torch.equal(got, want), op
-        check(op, args)
+        check(op, args, expected=aten)
 
 
 def test_sum_large_is_accurate():

@@ -110,9 +110,9 @@ static bool sum_columns(KernelContext& ctx, const T* x, const ReducePlan& p, Ten
   if (p.kept_dim < 1 || p.red_dim != 1 || p.kept_strides[0][p.kept_dim - 1] != 1) return false;
   const int64_t inner = p.kept_sizes[p.kept_dim - 1], red = p.red_sizes[0], step = p.red_strides[0][0];
   constexpr int64_t kRun = 256, kShare = 16;  // columns summed together; shared out in units of kShare
+  const int64_t units = (inner + kShare - 1) / kShare;
   int64_t o = 0;
   for_each_offset<1>(p.kept_sizes, p.kept_dim - 1, p.kept_strides, [&](const int64_t* base) {
-    const int64_t units = (inner + kShare - 1) / kShare;
     ctx.parallel_for(units, grain_for(red * kShare), [&, at = base[0], o](int64_t u0, int64_t u1) {
       const int64_t c1 = u1 * kShare < inner ? u1 * kShare : inner;
       A acc[kRun];
