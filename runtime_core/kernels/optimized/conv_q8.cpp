@@ -28,6 +28,7 @@
 // runs the fp32 channels-last depthwise row function as above. Other such groups run the
 // portable kernel.
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <initializer_list>
 
@@ -80,7 +81,21 @@ struct ChannelParams {
   float* bias = nullptr;
   float* q_mult = nullptr;  // an int8 y without a residual: q_mult, q_bias of conv_q8_requantize_sum
   float* q_bias = nullptr;
+  int32_t* q_in_range = nullptr;  // with q_mult: one word, requantized_in_range of q_mult and q_bias
 };
+
+// Whether every value sum · q_mult[i] + q_bias[i] of conv_q8_requantize_sum (i < n) is a
+// number well inside the int32 range, for the sums of k weights and inputs (|sum| <= 255 ·
+// 128 · k): then the vector kernels convert it to an integer without clamping it first (the
+// clamp on the integers gives the same values). Room of a factor of two covers the rounding of
+// the product and the sum.
+bool requantized_in_range(const float* q_mult, const float* q_bias, int64_t n, int64_t k) {
+  const double sum_bound = 255.0 * 128.0 * static_cast<double>(k);
+  for (int64_t i = 0; i < n; ++i)  // (written so that a NaN fails)
+    if (!(std::fabs(static_cast<double>(q_mult[i])) * sum_bound + std::fabs(static_cast<double>(q_bias[i])) < 0x1p30))
+      return false;
+  return true;
+}
 
 // corr, mult and bias (or q_mult and q_bias) of group g's channels, from the packed weight w
 // (the file's, or the one packed here).
@@ -140,7 +155,8 @@ Error channel_arrays(KernelContext& ctx, const Plan& p, bool requantize_sums, Ch
   const ConvQ8Args& s = p.s;
   const int64_t n = s.groups * p.cout_pad;
   const size_t bytes = static_cast<size_t>(n) * (sizeof(double) + sizeof(int32_t) + sizeof(float) +
-                                                 (requantize_sums ? 2 * sizeof(float) : 0));
+                                                 (requantize_sums ? 2 * sizeof(float) : 0)) +
+                       (requantize_sums ? sizeof(int32_t) : 0);
   *kept = kept_arrays(ctx, s, p.k, requantize_sums, {s.groups, p.cout_g, p.cout_pad, p.cin_g, p.taps, p.steps},
                       bytes, ready);
   if (*kept != nullptr) {
@@ -149,6 +165,7 @@ Error channel_arrays(KernelContext& ctx, const Plan& p, bool requantize_sums, Ch
     c->bias = reinterpret_cast<float*>(c->corr + n);
     c->q_mult = requantize_sums ? c->bias + n : nullptr;
     c->q_bias = requantize_sums ? c->bias + 2 * n : nullptr;
+    c->q_in_range = requantize_sums ? reinterpret_cast<int32_t*>(c->bias + 3 * n) : nullptr;
     return Error::Ok;
   }
   Error e = temp_array(ctx, s.op, "channel corrections", n, &c->corr);
@@ -156,6 +173,7 @@ Error channel_arrays(KernelContext& ctx, const Plan& p, bool requantize_sums, Ch
   if (e == Error::Ok) e = temp_array(ctx, s.op, "channel biases", n, &c->bias);
   if (e == Error::Ok && requantize_sums) e = temp_array(ctx, s.op, "output scales", n, &c->q_mult);
   if (e == Error::Ok && requantize_sums) e = temp_array(ctx, s.op, "output biases", n, &c->q_bias);
+  if (e == Error::Ok && requantize_sums) e = temp_array(ctx, s.op, "the output range flag", 1, &c->q_in_range);
   return e;
 }
 
@@ -361,6 +379,8 @@ Error run(KernelContext& ctx, const Plan& p) {
     ctx.parallel_for(s.groups, grain_for(p.cout_g * p.cin_g * p.taps), [&](int64_t g0, int64_t g1) {
       for (int64_t g = g0; g < g1; ++g) channel_params(p, w, g, c);
     });
+    if (requantize_sums)
+      *c.q_in_range = requantized_in_range(c.q_mult, c.q_bias, s.groups * p.cout_pad, p.cin_g * p.taps);
     ctx.kept_ready(kept);
   }
   parallel_slices(ctx, units, slices, [&](int64_t sl, int64_t u0, int64_t u1) {
@@ -379,6 +399,7 @@ Error run(KernelContext& ctx, const Plan& p) {
     t.q_lo = static_cast<float>(s.q_lo - s.out_zero_point);
     t.q_hi = static_cast<float>(s.q_hi - s.out_zero_point);
     t.q_zp = s.out_zero_point;
+    t.q_in_range = requantize_sums && *c.q_in_range != 0;
     TileCursor at(s, tiles, mr, u0);
     for (int64_t u = u0; u < u1;) {
       // a run: up to kConvRunTiles consecutive tiles of the image, one call per channel tile
@@ -605,10 +626,10 @@ Error run_depthwise_cl_q8(KernelContext& ctx, const ConvQ8Args& s, const ConvQ8K
   // The weight's quads, corr and (requantizing) q_mult, q_bias: kept with the instruction when
   // the weight, its scales and the bias are program constants.
   const bool requantize_sums = s.y_q8 != nullptr && s.res == nullptr;
-  const int64_t wq_words = s.k[0] * quads * c_pad, q_floats = requantize_sums ? 2 * c_pad : 0;
+  const int64_t wq_words = s.k[0] * quads * c_pad, q_words = requantize_sums ? 2 * c_pad + 1 : 0;
   bool ready = false;
   auto* kept = static_cast<uint32_t*>(kept_arrays(ctx, s, k, requantize_sums, {c, s.k[0], s.k[1]},
-                                                  static_cast<size_t>(wq_words + c_pad + q_floats) * sizeof(uint32_t),
+                                                  static_cast<size_t>(wq_words + c_pad + q_words) * sizeof(uint32_t),
                                                   &ready));
   Error e = temp_array(ctx, s.op, "expanded input rows", slices * (bands.in_rows + 1) * row_words, &expanded);
   if (kept != nullptr) {
@@ -619,9 +640,12 @@ Error run_depthwise_cl_q8(KernelContext& ctx, const ConvQ8Args& s, const ConvQ8K
   if (e == Error::Ok && kept == nullptr) e = temp_array(ctx, s.op, "channel corrections", c_pad, &corr);
   if (e == Error::Ok) e = temp_array(ctx, s.op, "a padding pixel", c, &pad_pixel);
   float* kept_q = kept != nullptr && requantize_sums ? reinterpret_cast<float*>(kept + wq_words + c_pad) : nullptr;
+  int32_t in_range_here = 0;  // q_in_range (the word after q_mult and q_bias when kept)
+  int32_t* in_range = kept_q != nullptr ? reinterpret_cast<int32_t*>(kept_q + 2 * c_pad) : &in_range_here;
   if (e == Error::Ok) e = ep.make(ctx, s, k, c_pad, slices, kept_q, ready);
   if (e != Error::Ok) return e;
   if (!ready) quad_weights(s, k, c_pad, static_cast<int32_t>(s.zero_point) + k.byte_offset, wq, corr);
+  if (!ready && requantize_sums) *in_range = requantized_in_range(ep.q_mult, ep.q_bias, c_pad, s.k_plane());
   ctx.kept_ready(kept);
   std::fill(pad_pixel, pad_pixel + c, static_cast<int8_t>(s.zero_point));
   parallel_slices(ctx, bands.units, slices, [&](int64_t sl, int64_t u0, int64_t u1) {
@@ -659,6 +683,7 @@ Error run_depthwise_cl_q8(KernelContext& ctx, const ConvQ8Args& s, const ConvQ8K
     r.lo = static_cast<float>(s.q_lo - s.out_zero_point);
     r.hi = static_cast<float>(s.q_hi - s.out_zero_point);
     r.q_zp = s.out_zero_point;
+    r.q_in_range = requantize_sums && *in_range != 0;
     for (int64_t u = u0; u < u1; ++u) {
       const DwBand b(s, bands, u);
       for (int64_t iy = b.iy0; iy < b.iy1; ++iy) {

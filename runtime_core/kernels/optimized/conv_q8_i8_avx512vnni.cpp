@@ -140,21 +140,25 @@ struct Vnni {
                           zp, out);
   }
   // requantize of four vectors of sums that started from start(corr) (no correction left),
-  // out[k] getting the first n[k] of vector k's 16 bytes:
-  // per vector the float steps up to the upper clamp (max then min in float would cost two
-  // more ops each), then saturating packs (an overflow or NaN converts to INT_MIN, which
-  // saturates low), the zero point added in int16 with saturation, and the lower, then upper
-  // clamp on the bytes: the values of conv_q8_requantize_sum, NaN and inverted bounds included.
+  // out[k] getting the first n[k] of vector k's 16 bytes: per vector the float steps, then
+  // saturating packs, the zero point added in int16 with saturation, and the lower, then upper
+  // clamp on the bytes: the values of conv_q8_requantize_sum, inverted bounds included. Unless
+  // in_range, the floats are first clamped to hi (a value past the int32 range, or a NaN,
+  // converts to INT_MIN, which saturates low: so a NaN gives lo, as the portable kernel's).
   static constexpr bool kRequantize4 = true;
   template <bool kWhole>
   POCKET_TARGET static void requantize4(const Acc* acc, const float* const* mult, const float* const* bias, float lo,
-                                        float hi, int32_t zp, int8_t* const* out, const int* n) {
+                                        float hi, int32_t zp, bool in_range, int8_t* const* out, const int* n) {
+    const auto scaled = [&](int k) POCKET_TARGET {
+      return _mm512_add_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc[k]), _mm512_loadu_ps(mult[k])),
+                           _mm512_loadu_ps(bias[k]));
+    };
+    constexpr int kRound = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
     __m512i q[4];
-    for (int k = 0; k < 4; ++k) {
-      const __m512 a = _mm512_cvtepi32_ps(acc[k]);
-      const __m512 v = _mm512_add_ps(_mm512_mul_ps(a, _mm512_loadu_ps(mult[k])), _mm512_loadu_ps(bias[k]));
-      q[k] = _mm512_cvt_roundps_epi32(_mm512_min_ps(_mm512_set1_ps(hi), v),  // NaN stays NaN
-                                      _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    if (in_range) {
+      for (int k = 0; k < 4; ++k) q[k] = _mm512_cvt_roundps_epi32(scaled(k), kRound);
+    } else {
+      for (int k = 0; k < 4; ++k) q[k] = _mm512_cvt_roundps_epi32(_mm512_min_ps(_mm512_set1_ps(hi), scaled(k)), kRound);
     }
     const __m512i z = _mm512_set1_epi16(static_cast<int16_t>(zp));
     __m512i b = _mm512_packs_epi16(_mm512_adds_epi16(_mm512_packs_epi32(q[0], q[1]), z),

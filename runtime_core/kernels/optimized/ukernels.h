@@ -181,6 +181,9 @@ struct ConvQ8Tile {
   float q_lo = 0, q_hi = 0;                //   with res the float y quantized with q_scale
   float q_scale = 1;
   int32_t q_zp = 0;
+  bool q_in_range = false;                 // every sum · q_mult + q_bias is a number well inside
+                                           //   int32 (requantized_in_range): no clamp before
+                                           //   the conversion to integers
   int tiles = 1;                           // tiles of mr positions, as ConvF32Tile's
   int rows_n = 0, cols_n = 0;              // positions of the last tile, channels (<= mr, nr)
 };
@@ -225,6 +228,7 @@ struct DwConvQ8Row {
   const float* q_bias = nullptr;
   float lo = 0, hi = 0;
   int32_t q_zp = 0;
+  bool q_in_range = false;                // as ConvQ8Tile's
   float* y = nullptr;                     // (out_w, c) sums
 };
 struct ConvQ8Kernels {
