@@ -51,11 +51,11 @@ struct Vnni {
   POCKET_TARGET static Acc start(const int32_t* corr) {  // -corr: sums that need no correction
     return _mm512_sub_epi32(_mm512_setzero_si512(), _mm512_loadu_si512(corr));
   }
-  // conv_q8_dw_expand's quads, 16 channels at a time: the four taps' 16 bytes as the four
-  // 128-bit lanes, a dword permute (lane j gets each tap's channels 4j..4j+3), then a 4x4 byte
-  // transpose in each lane (the tail's loads and store masked).
+  // conv_q8_dw_expand's quads, 16 channels (a group) at a time: the four taps' 16 bytes as the
+  // four 128-bit lanes, a dword permute (lane j gets each tap's channels 4j..4j+3), then a 4x4
+  // byte transpose in each lane (the tail's loads and store masked).
   POCKET_TARGET static void expand_quads(const int8_t* a, const int8_t* b, const int8_t* c, const int8_t* d,
-                                         int64_t n, uint8_t offset, uint32_t* out) {
+                                         int64_t n, uint8_t offset, uint32_t* out, int64_t gs) {
     const __m512i flip = _mm512_set1_epi8(static_cast<char>(offset));
     const __m512i bytes = _mm512_broadcast_i32x4(_mm_setr_epi8(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15));
     const auto quads = [&](__m512i taps) POCKET_TARGET {  // lane j: tap j's 16 bytes
@@ -74,14 +74,14 @@ struct Vnni {
       z = _mm512_inserti32x4(z, _mm_maskz_loadu_epi8(m, d + i), 3);
       z = quads(z);
       if (whole)
-        _mm512_storeu_si512(out + i, z);
+        _mm512_storeu_si512(out + i / 16 * gs, z);
       else
-        _mm512_mask_storeu_epi32(out + i, m, z);
+        _mm512_mask_storeu_epi32(out + i / 16 * gs, m, z);
     }
   }
   // kExpandSlide: `cols` adjacent columns of DwConvQ8Expand's quads whose taps are adjacent
   // pixels (px bytes apart), columns H pixels apart: column m (out + m · out_step) from pixels
-  // H·m..H·m+3 of a, n channels, lanes past n zero. A column's quads are the previous
+  // H·m..H·m+3 of a, n channels (groups of 16 gs words apart), lanes past n zero. A column's quads are the previous
   // column's shifted down by H bytes, the H new pixels' bytes on top: each new pixel's 16
   // channels broadcast to the four 128-bit lanes and one byte shuffle puts channel 4L+j in
   // byte b of dword j of lane L. Per column that is H loads, H shuffles, a shift and an OR
@@ -90,7 +90,7 @@ struct Vnni {
   static constexpr bool kExpandSlide = true;
   template <int H>
   POCKET_TARGET static void expand_slide(const int8_t* a, int64_t px, int64_t cols, int64_t n, uint8_t offset,
-                                         uint32_t* out, int64_t out_step) {
+                                         uint32_t* out, int64_t out_step, int64_t gs) {
     static_assert(H >= 1 && H <= 3, "a column shares 4 - H pixels with the previous one");
     struct Controls {
       alignas(64) int8_t b[4][64];
@@ -124,7 +124,7 @@ struct Vnni {
         for (int b = 4 - H; b < 3; ++b) v = _mm512_or_si512(v, placed(H * m + b, b));
         return _mm512_maskz_ternarylogic_epi32(live, v, placed(H * m + 3, 3), flip_new, 0x56);
       };
-      uint32_t* o = out + i;
+      uint32_t* o = out + i / 16 * gs;
       __m512i q = first(0);
       _mm512_storeu_si512(o, q);
       for (int64_t m = 1; m < cols; ++m) {

@@ -38,21 +38,27 @@ struct NeonDot {
   }
   POCKET_TARGET static B bcast_raw(const E* x) { return bcast(x); }  // byte_offset 0
   POCKET_TARGET static Acc dot(Acc acc, W w, B x) { return vdotq_s32(acc, w, x); }
-  // conv_q8_dw_expand's quads: 16 channels per interleaving store (VST4), the rest one by one.
+  // conv_q8_dw_expand's quads: 16 channels at a time, the four taps' bytes zipped into
+  // pairs, the pairs into words (a group of 4 channels per vector); the rest one by one.
   POCKET_TARGET static void expand_quads(const int8_t* a, const int8_t* b, const int8_t* c, const int8_t* d,
-                                         int64_t n, uint8_t offset, uint32_t* out) {
+                                         int64_t n, uint8_t offset, uint32_t* out, int64_t gs) {
     const int8x16_t flip = vdupq_n_s8(static_cast<int8_t>(offset));
+    const auto taps = [&](const int8_t* p) POCKET_TARGET { return veorq_s8(vld1q_s8(p), flip); };
     int64_t i = 0;
     for (; i + 16 <= n; i += 16) {
-      const int8x16x4_t q = {veorq_s8(vld1q_s8(a + i), flip), veorq_s8(vld1q_s8(b + i), flip),
-                             veorq_s8(vld1q_s8(c + i), flip), veorq_s8(vld1q_s8(d + i), flip)};
-      vst4q_s8(reinterpret_cast<int8_t*>(out + i), q);
+      const int8x16x2_t ab = vzipq_s8(taps(a + i), taps(b + i)), cd = vzipq_s8(taps(c + i), taps(d + i));
+      for (int h = 0; h < 2; ++h) {
+        const int16x8x2_t w = vzipq_s16(vreinterpretq_s16_s8(ab.val[h]), vreinterpretq_s16_s8(cd.val[h]));
+        vst1q_s16(reinterpret_cast<int16_t*>(out + (i / 4 + 2 * h) * gs), w.val[0]);
+        vst1q_s16(reinterpret_cast<int16_t*>(out + (i / 4 + 2 * h + 1) * gs), w.val[1]);
+      }
     }
     for (; i < n; ++i)
-      out[i] = (static_cast<uint32_t>(static_cast<uint8_t>(a[i])) |
-                static_cast<uint32_t>(static_cast<uint8_t>(b[i])) << 8 |
-                static_cast<uint32_t>(static_cast<uint8_t>(c[i])) << 16 |
-                static_cast<uint32_t>(static_cast<uint8_t>(d[i])) << 24) ^ (offset * 0x01010101u);
+      out[i / 4 * gs + i % 4] = (static_cast<uint32_t>(static_cast<uint8_t>(a[i])) |
+                                 static_cast<uint32_t>(static_cast<uint8_t>(b[i])) << 8 |
+                                 static_cast<uint32_t>(static_cast<uint8_t>(c[i])) << 16 |
+                                 static_cast<uint32_t>(static_cast<uint8_t>(d[i])) << 24) ^
+                                (offset * 0x01010101u);
   }
   // conv_q8_requantize_sum per lane: the fp32 traits' (the depthwise store's) on acc - corr.
   POCKET_TARGET static void requantize(Acc acc, const int32_t* corr, const float* mult, const float* bias, float lo,

@@ -205,10 +205,13 @@ using ConvQ8PixelsFn = void (*)(const float* x, int64_t n, int64_t c, int64_t c_
 // Channels-last int8 depthwise through the i8 variants' dot products (conv_q8.cpp's
 // run_depthwise_cl_q8): a window row's taps go in quads (4 taps of one channel per dot-product
 // lane), so an input row is first expanded to hold, for each output column, its quads side by
-// side: word out[(ox * quads + q) * c_pad + ch] has byte b = channel ch of column
-// ox·stride - pad + (4q + b)·dil, XOR offset (the variant's byte_offset, 0 or 128). Columns
-// outside the row and taps 4q + b >= k_w read pad_pixel (c bytes of the zero point; those
-// taps' weights are 0); channels [c, c_pad) are 0.
+// side, in groups of L = dw_lanes channels (a vector's): word
+// out[ch / L · gs + (ox · quads + q) · L + ch % L], gs = out_w · quads · L, has byte b =
+// channel ch of column ox·stride - pad + (4q + b)·dil, XOR offset (the variant's byte_offset,
+// 0 or 128). A group's vectors for successive columns are then a fixed L · quads words apart
+// (the row function's loads take constant offsets). Columns outside the row and taps 4q + b
+// >= k_w read pad_pixel (c bytes of the zero point; those taps' weights are 0); channels
+// [c, c_pad) are 0.
 struct DwConvQ8Expand {
   const int8_t* x = nullptr;          // the input row (in_w, c)
   const int8_t* pad_pixel = nullptr;  // (c)
