@@ -81,10 +81,10 @@ struct Vnni {
   }
   // kExpandSlide: `cols` adjacent columns of DwConvQ8Expand's quads whose taps are adjacent
   // pixels (px bytes apart), columns H pixels apart: column m (out + m · out_step) from pixels
-  // H·m..H·m+3 of a, n channels (groups of 16 gs words apart), lanes past n zero. A column's quads are the previous
-  // column's shifted down by H bytes, the H new pixels' bytes on top: each new pixel's 16
-  // channels broadcast to the four 128-bit lanes and one byte shuffle puts channel 4L+j in
-  // byte b of dword j of lane L. Per column that is H loads, H shuffles, a shift and an OR
+  // H·m..H·m+3 of a, n channels (groups of 16 gs words apart), lanes past n zero. A column's
+  // quads are the previous column's shifted down by H bytes, the H new pixels' bytes on top:
+  // each new pixel's 16 channels broadcast to the four 128-bit lanes and one byte shuffle puts
+  // channel 4L+j in byte b of dword j of lane L. Per column that is H loads, H shuffles, a shift and an OR
   // (the last with the flip, one VPTERNLOGD), no transposes. (Two or four independent
   // chains per 16 channels, the row cut in parts, measured no faster: not latency bound.)
   static constexpr bool kExpandSlide = true;
