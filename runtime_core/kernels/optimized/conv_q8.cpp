@@ -81,7 +81,7 @@ struct ChannelParams {
   float* bias = nullptr;
   float* q_mult = nullptr;  // an int8 y without a residual: q_mult, q_bias of conv_q8_requantize_sum
   float* q_bias = nullptr;
-  int32_t* q_in_range = nullptr;  // with q_mult: one word, requantized_in_range of q_mult and q_bias
+  int32_t* q_in_range = nullptr;  // kept with q_mult: one word, requantized_in_range of q_mult and q_bias
 };
 
 // Whether every value sum · q_mult[i] + q_bias[i] of conv_q8_requantize_sum (i < n) is a
@@ -173,7 +173,6 @@ Error channel_arrays(KernelContext& ctx, const Plan& p, bool requantize_sums, Ch
   if (e == Error::Ok) e = temp_array(ctx, s.op, "channel biases", n, &c->bias);
   if (e == Error::Ok && requantize_sums) e = temp_array(ctx, s.op, "output scales", n, &c->q_mult);
   if (e == Error::Ok && requantize_sums) e = temp_array(ctx, s.op, "output biases", n, &c->q_bias);
-  if (e == Error::Ok && requantize_sums) e = temp_array(ctx, s.op, "the output range flag", 1, &c->q_in_range);
   return e;
 }
 
@@ -355,6 +354,8 @@ Error run(KernelContext& ctx, const Plan& p) {
   if (e == Error::Ok) e = temp_array(ctx, op, "tile input pointers", slices * kConvRunTiles * mr, &rows);
   if (e == Error::Ok) e = temp_array(ctx, op, "tap offsets", p.taps, &tap_offsets);
   if (e != Error::Ok) return e;
+  int32_t in_range_here = 0;  // q_in_range when the arrays are not kept
+  if (c.q_in_range == nullptr) c.q_in_range = &in_range_here;
   for (int64_t kh = 0, tap = 0; kh < s.k[0]; ++kh)
     for (int64_t kw = 0; kw < s.k[1]; ++kw, ++tap) tap_offsets[tap] = (kh * s.dil[0] * p.wp + kw * s.dil[1]) * p.pixel;
   // Channels-last with unit column dilation: a kernel row's taps are adjacent pixels, whose

@@ -211,7 +211,7 @@ using ConvQ8PixelsFn = void (*)(const float* x, int64_t n, int64_t c, int64_t c_
 // 0 or 128). A group's vectors for successive columns are then a fixed L · quads words apart
 // (the row function's loads take constant offsets). Columns outside the row and taps 4q + b
 // >= k_w read pad_pixel (c bytes of the zero point; those taps' weights are 0); channels
-// [c, c_pad) are 0.
+// [c, c_pad) are 0 (c_pad: c rounded up to L).
 struct DwConvQ8Expand {
   const int8_t* x = nullptr;          // the input row (in_w, c)
   const int8_t* pad_pixel = nullptr;  // (c)
