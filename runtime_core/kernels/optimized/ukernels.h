@@ -202,7 +202,7 @@ using ConvQ8FloatsFn = void (*)(const float* x, int64_t n, float scale, float lo
 // for j >= c.
 using ConvQ8PixelsFn = void (*)(const float* x, int64_t n, int64_t c, int64_t c_pad, float scale, float lo,
                                 float hi, int32_t offset, int32_t pad, void* out);
-// Channels-last int8 depthwise through the i8 variants' dot products (conv_q8.cpp's
+// Channels-last int8 depthwise through the i8 variants' dot products (conv_q8_dw.cpp's
 // run_depthwise_cl_q8): a window row's taps go in quads (4 taps of one channel per dot-product
 // lane), so an input row is first expanded to hold, for each output column, its quads side by
 // side, in groups of L = dw_lanes channels (a vector's): word
