@@ -3,7 +3,7 @@
     PYTHONPATH=build/dev/python python benchmarks/kernel_speedups.py [--threads 1 2] [--repeat 20]
 
 For each case, the fastest of `repeat` calls of the portable kernel, then of each optimized
-kernel set this CPU can run (e.g. avx2, avx512, avx512vnni), on 1 and 2 threads; the
+kernel set this CPU can run (e.g. avx2, avxvnni, avx512, avx512vnni), on 1 and 2 threads; the
 speedup column is portable time / optimized time at the same thread count.
 """
 
@@ -77,8 +77,8 @@ def tables():
     """The optimized kernel sets this CPU can run, cheapest first (feature lists)."""
     f = _native.cpu_features()
     out = []
-    for features in (["avx2_fma"], ["avx2_fma", "avx512"], ["avx2_fma", "avx512", "avx512_vnni"], ["neon"],
-                     ["neon", "dotprod"]):
+    for features in (["avx2_fma"], ["avx2_fma", "avx_vnni"], ["avx2_fma", "avx512"],
+                     ["avx2_fma", "avx512", "avx512_vnni"], ["neon"], ["neon", "dotprod"]):
         if all(f.get(x) for x in features):
             out.append(",".join(features))
     return out

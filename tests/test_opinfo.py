@@ -246,11 +246,14 @@ OPTIMIZED = ["mm", "bmm", "addmm", "addmm.decomposed", "nn.functional.linear",
 
 def _capped_sets():
     """POCKET_KERNELS values that change this CPU's kernels: portable, and the smaller SIMD
-    set of a CPU without AVX-512 (or without SDOT) when this one has it."""
+    sets of a CPU without AVX-512 (with and without AVX-VNNI; or without SDOT) when this one
+    has them."""
     from pocket import _native
 
     have = _native.cpu_features()
-    return ["portable"] + (["avx2"] if have.get("avx512") else []) + (["neon"] if have.get("dotprod") else [])
+    return (["portable"] + (["avx2"] if have.get("avx512") else []) +
+            (["avxvnni"] if have.get("avx512") and have.get("avx_vnni") else []) +
+            (["neon"] if have.get("dotprod") else []))
 
 
 def _kernel_set_in_child(cap):
@@ -270,7 +273,7 @@ def test_unknown_kernel_cap_is_reported():
     r = _kernel_set_in_child("avx-2")
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip() == _native.kernel_set()
-    assert "POCKET_KERNELS=avx-2 is not a kernel set (portable, avx2, avx512, neon, neondot); ignored" in r.stderr
+    assert "POCKET_KERNELS=avx-2 is not a kernel set (portable, avx2, avxvnni, avx512, neon, neondot); ignored" in r.stderr
     for value in ("portable", ""):
         r = _kernel_set_in_child(value)
         assert r.returncode == 0 and "POCKET_KERNELS" not in r.stderr, r.stderr

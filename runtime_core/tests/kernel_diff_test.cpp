@@ -1,6 +1,6 @@
 // Differential test of the optimized kernels against the portable ones (as ggml's
 // test-backend-ops does), driven by the optimized kernel table: for every kernel set this
-// CPU can run (e.g. avx2, avx512, avx512vnni; neon, neondot) and every op the set
+// CPU can run (e.g. avx2, avxvnni, avx512, avx512vnni; neon, neondot) and every op the set
 // optimizes, random inputs (odd sizes, tails shorter than a vector, M in {1, 2, 7, 33})
 // go through both kernels, on 1 and 2 threads, and the results must agree:
 //   - float results within 1e-5 of the sum of the absolute terms (computed by running the
@@ -74,7 +74,7 @@ std::vector<detail::CpuFeatures> levels() {
   const detail::CpuFeatures& have = detail::cpu_features();
   std::vector<detail::CpuFeatures> out;
   const std::vector<std::vector<const char*>> candidates = {
-      {"avx2_fma"}, {"avx2_fma", "avx512"}, {"avx2_fma", "avx512", "avx512_vnni"}, {"neon"}, {"neon", "dotprod"},
+      {"avx2_fma"}, {"avx2_fma", "avx_vnni"}, {"avx2_fma", "avx512"}, {"avx2_fma", "avx512", "avx512_vnni"}, {"neon"}, {"neon", "dotprod"},
       {"neon", "dotprod", "i8mm"}};
   std::vector<std::string> seen;
   for (const auto& names : candidates) {

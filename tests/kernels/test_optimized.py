@@ -1,6 +1,6 @@
 """Optimized kernels against the portable ones (ggml test-backend-ops style), driven by the
-native kernel tables: for every optimized kernel set this CPU can run (e.g. avx2, avx512,
-avx512vnni; on arm64 neon, neondot, neoni8mm) and every op whose kernel in that set differs from the
+native kernel tables: for every optimized kernel set this CPU can run (e.g. avx2, avxvnni,
+avx512, avx512vnni; on arm64 neon, neondot, neoni8mm) and every op whose kernel in that set differs from the
 portable one (`_native.optimized_ops`), random inputs go through both kernels, on 1 and 2
 threads. The C++ twin of this test, runtime_core/tests/kernel_diff_test.cpp, also runs in
 the arm64 cross build under qemu.
@@ -41,7 +41,7 @@ from pocket.exporter.quant.formats import WeightFormat, quantize
 from pocket.exporter.quant.ops import pack_conv_weight, pack_linear_weight, quantize_per_tensor, unpack_linear_weight
 from random_models import tiny_llm
 
-CANDIDATES = ["avx2_fma", "avx2_fma,avx512", "avx2_fma,avx512,avx512_vnni", "neon", "neon,dotprod",
+CANDIDATES = ["avx2_fma", "avx2_fma,avx_vnni", "avx2_fma,avx512", "avx2_fma,avx512,avx512_vnni", "neon", "neon,dotprod",
               "neon,dotprod,i8mm"]
 
 

@@ -58,12 +58,7 @@ struct Avx2 {
   }
   POCKET_TARGET static void store(Acc acc, const int32_t* corr, const double* mult, const float* bias, float lo,
                                   float hi, float* out) {
-    const __m256i a = _mm256_sub_epi32(channel_sums(acc), _mm256_loadu_si256(reinterpret_cast<const __m256i*>(corr)));
-    const __m256d a0 = _mm256_mul_pd(_mm256_cvtepi32_pd(_mm256_castsi256_si128(a)), _mm256_loadu_pd(mult));
-    const __m256d a1 = _mm256_mul_pd(_mm256_cvtepi32_pd(_mm256_extracti128_si256(a, 1)), _mm256_loadu_pd(mult + 4));
-    const __m256 f = _mm256_set_m128(_mm256_cvtpd_ps(a1), _mm256_cvtpd_ps(a0));
-    const __m256 y = _mm256_add_ps(f, _mm256_loadu_ps(bias));
-    _mm256_storeu_ps(out, _mm256_min_ps(_mm256_set1_ps(hi), _mm256_max_ps(_mm256_set1_ps(lo), y)));  // NaN y: kept
+    store_conv_q8(channel_sums(acc), corr, mult, bias, lo, hi, out);
   }
 };
 

@@ -110,7 +110,12 @@ struct Avx2Row {
 
 #include "linear_qp_tile.inc"
 
-extern const LinearQPKernels kLinearQPI8Avx2 = {linear_qp_run<Avx2>, qp_quantize_row<Avx2Row>};
+void linear_qp_quantize_row_avx2(const float* x, int64_t k, int64_t scale_cols, int64_t span, int8_t* xq, float* sx,
+                                 int32_t* xs) {
+  qp_quantize_row<Avx2Row>(x, k, scale_cols, span, xq, sx, xs);
+}
+
+extern const LinearQPKernels kLinearQPI8Avx2 = {linear_qp_run<Avx2>, linear_qp_quantize_row_avx2};
 
 }  // namespace detail
 }  // namespace pocket

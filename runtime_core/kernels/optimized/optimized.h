@@ -26,6 +26,7 @@
 //                       the file's int8 weights widened as they are loaded)
 //   isa      avx2       x86-64 AVX2 + FMA              (CpuFeatures::avx2_fma)
 //            avx512     + AVX-512 F, BW, VL            (avx512)
+//            avxvnni    AVX2 + FMA + AVX-VNNI (VEX VPDPBUSD, 256 bits; no AVX-512) (avx_vnni)
 //            avx512vnni + AVX-512 VNNI                 (avx512_vnni)
 //            neon       arm64 Advanced SIMD            (neon)
 //            neondot    + SDOT/UDOT                    (dotprod)
@@ -80,12 +81,12 @@ struct OptimizedKernel {
 // no particular order; empty when none applies.
 Span<const OptimizedKernel> optimized_kernels(const CpuFeatures& features);
 
-// Name of the kernel set optimized_kernels(features) returns ("avx2", "avx512",
+// Name of the kernel set optimized_kernels(features) returns ("avx2", "avxvnni", "avx512",
 // "avx512vnni", "neon", "neondot", "neoni8mm"), or "portable".
 const char* kernel_set_name(const CpuFeatures& features);
 
 // For tests and benchmarks. Feature names are the CpuFeatures fields: "avx2_fma", "avx512",
-// "avx512_vnni", "neon", "dotprod", "i8mm".
+// "avx512_vnni", "avx_vnni", "neon", "dotprod", "i8mm".
 struct FeatureInfo {
   const char* name;
   bool CpuFeatures::*flag;

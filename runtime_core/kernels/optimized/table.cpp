@@ -3,12 +3,13 @@
 //
 // (convolution_clamp: the conv kernel of the set, then a clamp; conv2d_packed and
 // conv2d_winograd: conv f32 of the set's gemm column (avx2, avx512, neon); linear_q_packed:
-// the linear_qp tile of the set's i8 column: avx2 in avx2/avx512, avx512vnni, neon, neondot; neoni8mm:
+// the linear_qp tile of the set's i8 column: avx2 in avx2/avx512, avxvnni, avx512vnni, neon, neondot; neoni8mm:
 // neondot's, with SMMLA for tiles of several rows.)
 // (native_layer_norm, _softmax, gelu, permute's 3-channel interleave: nn f32 avx2 on x86-64,
 // nn f32 neon on arm64.)
 //   set         linear/mm/bmm/addmm  conv (1x1, im2col / dw 3x3)  linear_q (f32 / i8)  conv2d_q8 (/ dw 3x3)  sdpa  rms_norm/rope/swiglu
 //   avx2        gemm avx2            gemm avx2 / dw avx2          avx2 / avx2          i16 avx2 / dw avx2    avx2  llm avx2
+//   avxvnni     gemm avx2            gemm avx2 / dw avx2          avx2 / avxvnni       i8 avxvnni / dw       avx2  llm avx2
 //   avx512      gemm avx512          gemm avx512 / dw avx2        avx512 / avx2        i16 avx2 / dw avx2    avx2  llm avx2
 //   avx512vnni  gemm avx512          gemm avx512 / dw avx2        avx512 / avx512vnni  i8 avx512vnni / dw    avx2  llm avx2
 //   neon        gemm neon            gemm neon / dw neon          neon / neon          i16 neon / dw neon    neon  llm neon
@@ -143,6 +144,8 @@ struct KernelSet {
 #if defined(__x86_64__)
 const OptimizedKernel kAvx2[] = POCKET_KERNEL_SET(kGemmAvx2, kDwConv3x3Avx2, kLinearQF32Avx2, kLinearQI8Avx2,
                                                   kConvQ8I16Avx2, kSdpaAvx2, kWidenHalfAvx2, kLlmF32Avx2, kConvF32Avx2, kNnF32Avx2);
+const OptimizedKernel kAvxVnni[] = POCKET_KERNEL_SET(kGemmAvx2, kDwConv3x3Avx2, kLinearQF32Avx2, kLinearQI8AvxVnni,
+                                                     kConvQ8I8AvxVnni, kSdpaAvx2, kWidenHalfAvx2, kLlmF32Avx2, kConvF32Avx2, kNnF32Avx2);
 const OptimizedKernel kAvx512[] = POCKET_KERNEL_SET(kGemmAvx512, kDwConv3x3Avx2, kLinearQF32Avx512, kLinearQI8Avx2,
                                                     kConvQ8I16Avx2, kSdpaAvx2, kWidenHalfAvx2, kLlmF32Avx2, kConvF32Avx512, kNnF32Avx2);
 const OptimizedKernel kAvx512Vnni[] =
@@ -169,6 +172,7 @@ KernelSet select(const CpuFeatures& f) {
 #if defined(__x86_64__)
   if (f.avx512_vnni && f.avx512 && f.avx2_fma) return set("avx512vnni", kAvx512Vnni);
   if (f.avx512 && f.avx2_fma) return set("avx512", kAvx512);
+  if (f.avx_vnni && f.avx2_fma) return set("avxvnni", kAvxVnni);
   if (f.avx2_fma) return set("avx2", kAvx2);
 #endif
 #if defined(__aarch64__)
@@ -184,6 +188,7 @@ KernelSet select(const CpuFeatures& f) {
 
 const FeatureInfo kFeatures[] = {
     {"avx2_fma", &CpuFeatures::avx2_fma}, {"avx512", &CpuFeatures::avx512}, {"avx512_vnni", &CpuFeatures::avx512_vnni},
+    {"avx_vnni", &CpuFeatures::avx_vnni},
     {"neon", &CpuFeatures::neon},         {"dotprod", &CpuFeatures::dotprod}, {"i8mm", &CpuFeatures::i8mm},
 };
 

@@ -475,10 +475,16 @@ extern const LinearQF32Kernels kLinearQF32Avx2;
 extern const LinearQF32Kernels kLinearQF32Avx512;
 extern const LinearQI8Kernels kLinearQI8Avx2;
 extern const LinearQI8Kernels kLinearQI8Avx512Vnni;
+extern const LinearQI8Kernels kLinearQI8AvxVnni;
 extern const LinearQPKernels kLinearQPI8Avx2;
+// LinearQPKernels::quantize_row in AVX2, for kLinearQPI8Avx2 and kLinearQPI8AvxVnni.
+void linear_qp_quantize_row_avx2(const float* x, int64_t k, int64_t scale_cols, int64_t span, int8_t* xq, float* sx,
+                                 int32_t* xs);
 extern const LinearQPKernels kLinearQPI8Avx512Vnni;
+extern const LinearQPKernels kLinearQPI8AvxVnni;
 extern const ConvQ8Kernels kConvQ8I16Avx2;
 extern const ConvQ8Kernels kConvQ8I8Avx512Vnni;
+extern const ConvQ8Kernels kConvQ8I8AvxVnni;
 extern const ConvF32Kernels kConvF32Avx2;
 extern const ConvF32Kernels kConvF32Avx512;
 extern const SdpaRowsFn kSdpaAvx2;
