@@ -26,7 +26,6 @@ struct AvxVnni {
   using B = __m256i;
   static constexpr int kLanes = 8, kKc = 4;
   static constexpr bool kStore8x8 = false;
-  static constexpr bool kRequantize4 = false;
   static constexpr bool kExpandSlide = false;
   static constexpr bool kStoreRes = false;
   POCKET_TARGET static Acc zero() { return _mm256_setzero_si256(); }
@@ -40,6 +39,46 @@ struct AvxVnni {
     return _mm256_xor_si256(bcast(x), _mm256_set1_epi32(static_cast<int32_t>(0x80808080u)));
   }
   POCKET_TARGET static Acc dot(Acc acc, W w, B x) { return _mm256_dpbusd_avx_epi32(acc, x, w); }
+  POCKET_TARGET static Acc start(const int32_t* corr) {  // -corr: sums that need no correction
+    return _mm256_sub_epi32(_mm256_setzero_si256(), _mm256_loadu_si256(reinterpret_cast<const __m256i*>(corr)));
+  }
+  // requantize of four vectors of sums that started from start(corr), as the AVX-512 VNNI
+  // file's: the float steps, saturating packs (bytes of vectors 0-3 in each 128-bit half:
+  // channels 0-3, then 4-7), the zero point added in int16 with saturation, the lower, then
+  // upper clamp on the bytes; a dword permute makes quadword k vector k's 8 bytes. Unless
+  // in_range, the floats are first clamped to hi (a NaN converts to INT_MIN: lo).
+  static constexpr bool kRequantize4 = true;
+  template <bool kWhole>
+  POCKET_TARGET static void requantize4(const Acc* acc, const float* const* mult, const float* const* bias, float lo,
+                                        float hi, int32_t zp, bool in_range, int8_t* const* out, const int* n) {
+    const auto scaled = [&](int k) POCKET_TARGET {
+      return _mm256_add_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(acc[k]), _mm256_loadu_ps(mult[k])),
+                           _mm256_loadu_ps(bias[k]));
+    };
+    __m256i q[4];  // VCVTPS2DQ: to nearest even in the default rounding mode
+    if (in_range) {
+      for (int k = 0; k < 4; ++k) q[k] = _mm256_cvtps_epi32(scaled(k));
+    } else {
+      for (int k = 0; k < 4; ++k) q[k] = _mm256_cvtps_epi32(_mm256_min_ps(_mm256_set1_ps(hi), scaled(k)));
+    }
+    const __m256i z = _mm256_set1_epi16(static_cast<int16_t>(zp));
+    __m256i b = _mm256_packs_epi16(_mm256_adds_epi16(_mm256_packs_epi32(q[0], q[1]), z),
+                                   _mm256_adds_epi16(_mm256_packs_epi32(q[2], q[3]), z));
+    b = _mm256_max_epi8(b, _mm256_set1_epi8(static_cast<char>(static_cast<int32_t>(lo) + zp)));
+    b = _mm256_min_epi8(b, _mm256_set1_epi8(static_cast<char>(static_cast<int32_t>(hi) + zp)));
+    b = _mm256_permutevar8x32_epi32(b, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+    alignas(32) int8_t bytes[4][8];
+    if (!kWhole) _mm256_store_si256(reinterpret_cast<__m256i*>(bytes), b);
+    const __m128i half[2] = {_mm256_castsi256_si128(b), _mm256_extracti128_si256(b, 1)};
+    for (int k = 0; k < 4; ++k) {
+      if (kWhole || n[k] == 8) {
+        const __m128i h = half[k / 2];
+        _mm_storel_epi64(reinterpret_cast<__m128i*>(out[k]), k % 2 == 0 ? h : _mm_unpackhi_epi64(h, h));
+      } else if (n[k] > 0) {
+        std::memcpy(out[k], bytes[k], static_cast<size_t>(n[k]));
+      }
+    }
+  }
   // conv_q8_dw_expand's quads, 8 channels (a group) at a time: the four taps' 8 bytes
   // interleaved by bytes (a with b, c with d), then by 16-bit pairs; the rest one by one.
   POCKET_TARGET static void expand_quads(const int8_t* a, const int8_t* b, const int8_t* c, const int8_t* d,
