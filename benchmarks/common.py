@@ -79,6 +79,9 @@ def machine_line(threads: list[int]) -> str:
 ISA_CAPS = {
     "avx2": {"POCKET_KERNELS": "avx2", "ATEN_CPU_CAPABILITY": "avx2", "ONEDNN_MAX_CPU_ISA": "AVX2",
              "MKL_ENABLE_INSTRUCTIONS": "AVX2"},
+    # AVX2 + AVX-VNNI (Alder Lake and later client cores): ATen has no such level, oneDNN has
+    "avxvnni": {"POCKET_KERNELS": "avxvnni", "ATEN_CPU_CAPABILITY": "avx2", "ONEDNN_MAX_CPU_ISA": "AVX2_VNNI",
+                "MKL_ENABLE_INSTRUCTIONS": "AVX2"},
 }
 
 
@@ -86,8 +89,10 @@ def apply_isa(args) -> str:
     """Caps the engines at --isa (before anything imports torch); returns the file-name suffix."""
     if not args.isa:
         return ""
-    if args.isa == "avx2" and "avx512f" not in isa_features():
-        sys.exit("--isa avx2 caps an AVX-512 CPU; this one runs AVX2 code already")
+    if "avx512f" not in isa_features():
+        sys.exit(f"--isa {args.isa} caps an AVX-512 CPU; this one runs AVX2 code already")
+    if args.isa == "avxvnni" and "avx_vnni" not in isa_features():
+        sys.exit("--isa avxvnni needs a CPU with AVX-VNNI")
     os.environ.update(ISA_CAPS[args.isa])
     return f"-{args.isa}"
 
@@ -230,7 +235,7 @@ def add_run_options(ap) -> None:
                     "line back and forth within NS ns (a VM whose host moves its virtual CPUs: see core_round_trip_ns)")
     ap.add_argument("--out", help="markdown file to write (default: benchmarks/results/<date>-<cpu kind>...md)")
     ap.add_argument("--no-save", action="store_true", help="print the table only")
-    ap.add_argument("--isa", choices=sorted(ISA_CAPS), help="run an AVX2-only CPU's code on an AVX-512 one "
+    ap.add_argument("--isa", choices=sorted(ISA_CAPS), help="run an AVX2-only CPU's code (avx2; avxvnni: with AVX-VNNI) on an AVX-512 one "
                     "(Pocket and eager PyTorch; ExecuTorch and llama.cpp keep theirs): see ISA_CAPS")
     ap.add_argument("--work", metavar="DIR", help="keep exported programs in DIR and reuse the ones already there "
                     "(default: a temporary folder; empty DIR after changing an exporter)")

@@ -26,7 +26,6 @@ struct AvxVnni {
   using B = __m256i;
   static constexpr int kLanes = 8, kKc = 4;
   static constexpr bool kStore8x8 = false;
-  static constexpr bool kExpandSlide = false;
   static constexpr bool kStoreRes = false;
   POCKET_TARGET static Acc zero() { return _mm256_setzero_si256(); }
   POCKET_TARGET static W load_w(const int8_t* w) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w)); }
@@ -98,6 +97,59 @@ struct AvxVnni {
                                  static_cast<uint32_t>(static_cast<uint8_t>(c[i])) << 16 |
                                  static_cast<uint32_t>(static_cast<uint8_t>(d[i])) << 24) ^
                                 (offset * 0x01010101u);
+  }
+  // kExpandSlide (the AVX-512 VNNI file's, on 8 channels): column m of a group is column m - 1
+  // shifted down by H bytes, OR the H new pixels' bytes (each pixel's 8 channels broadcast to
+  // both 128-bit halves, one byte shuffle putting channel 4L+j in byte b of dword j of half
+  // L; flipped, and masked past n in a last group of fewer than 8 channels, off the chain).
+  // Two groups at a time: the shift and OR per column are a dependency chain.
+  static constexpr bool kExpandSlide = true;
+  template <int H>
+  POCKET_TARGET static void expand_slide(const int8_t* a, int64_t px, int64_t cols, int64_t n, uint8_t offset,
+                                         uint32_t* out, int64_t out_step, int64_t gs) {
+    static_assert(H >= 1 && H <= 3, "a column shares 4 - H pixels with the previous one");
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16) slide_groups<H, 2, true>(a + i, px, cols, 8, offset, out + i / 8 * gs, out_step, gs);
+    for (; i + 8 <= n; i += 8) slide_groups<H, 1, true>(a + i, px, cols, 8, offset, out + i / 8 * gs, out_step, gs);
+    if (i < n) slide_groups<H, 1, false>(a + i, px, cols, n - i, offset, out + i / 8 * gs, out_step, gs);
+  }
+  template <int H, int NG, bool kWhole>
+  POCKET_TARGET static void slide_groups(const int8_t* a, int64_t px, int64_t cols, int64_t n, uint8_t offset,
+                                         uint32_t* o, int64_t out_step, int64_t gs) {
+    struct Controls {
+      alignas(32) int8_t b[4][32];
+    };
+    static constexpr Controls kPlace = [] {
+      Controls c{};
+      for (int b = 0; b < 4; ++b)
+        for (int k = 0; k < 32; ++k) c.b[b][k] = static_cast<int8_t>(k % 4 == b ? k / 16 * 4 + k % 16 / 4 : -128);
+      return c;
+    }();
+    const uint32_t flip = uint32_t{offset} * 0x01010101u;
+    const __m256i live = tail_mask(n);  // dwords past n: zero
+    const auto placed = [&](int64_t k, int g, int b) POCKET_TARGET {  // pixel k's channels in byte b of each dword
+      int64_t v = 0;
+      std::memcpy(&v, a + k * px + 8 * g, kWhole ? 8 : static_cast<size_t>(n));
+      return _mm256_shuffle_epi8(_mm256_set1_epi64x(v), _mm256_load_si256(reinterpret_cast<const __m256i*>(kPlace.b[b])));
+    };
+    const auto fresh = [&](__m256i v, uint32_t f) POCKET_TARGET {  // flipped, dwords past n zero
+      v = _mm256_xor_si256(v, _mm256_set1_epi32(static_cast<int32_t>(f)));
+      return kWhole ? v : _mm256_and_si256(v, live);
+    };
+    __m256i q[NG];
+    POCKET_UNROLL for (int g = 0; g < NG; ++g) {
+      q[g] = fresh(_mm256_or_si256(_mm256_or_si256(placed(0, g, 0), placed(1, g, 1)),
+                                   _mm256_or_si256(placed(2, g, 2), placed(3, g, 3))), flip);
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(o + g * gs), q[g]);
+    }
+    for (int64_t m = 1; m < cols; ++m) {
+      POCKET_UNROLL for (int g = 0; g < NG; ++g) {
+        __m256i v = placed(H * m + 3, g, 3);
+        for (int b = 4 - H; b < 3; ++b) v = _mm256_or_si256(v, placed(H * m + b, g, b));
+        q[g] = _mm256_or_si256(_mm256_srli_epi32(q[g], 8 * H), fresh(v, flip << (8 * (4 - H))));
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(o + g * gs + m * out_step), q[g]);
+      }
+    }
   }
   // conv_q8_requantize_sum per lane: the fp32 traits' (the depthwise store's) on acc - corr.
   POCKET_TARGET static void requantize(Acc acc, const int32_t* corr, const float* mult, const float* bias, float lo,
