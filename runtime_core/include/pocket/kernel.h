@@ -144,8 +144,8 @@ Span<const KernelEntry> portable_kernels();
 
 // The portable table with each op replaced by its fastest kernel for this CPU (features
 // detected at run time; POCKET_KERNELS=portable in the environment turns that off, and
-// POCKET_KERNELS=avx2 / avx512 / neon / neondot caps the set; another value is reported on
-// stderr and ignored).
+// POCKET_KERNELS=avx2 / avxvnni / avx512 / neon / neondot caps the set; another value is
+// reported on stderr and ignored).
 // Same names and order as portable_kernels(). Built once; static storage.
 Span<const KernelEntry> best_kernels();
 

@@ -43,7 +43,7 @@
 // k loop, the epilogue and its store) once, as a template over a traits struct that each ISA
 // file defines with only its vector operations (types, load, broadcast, dot, store; the i8
 // ones also expand_quads for the channels-last depthwise rows, and VNNI a requantize of four
-// vectors through saturating packs); the four ISA files are ~40-100 lines each. linear_qp_tile.inc does the same for linear_q_packed (nibble
+// vectors through saturating packs); the five ISA files are ~80-250 lines each. linear_qp_tile.inc does the same for linear_q_packed (nibble
 // split, 4-way dot, float epilogue per span; float16 scales through the traits' hload).
 // linear_q_f32_tile.inc is the fp32-activation linear_q (gemv tiles of up to 4 x 4 rows,
 // de-quantizing 16 columns per step; whole-row de-quantization for the GEMM path).
