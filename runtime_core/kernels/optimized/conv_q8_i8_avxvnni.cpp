@@ -83,7 +83,9 @@ struct AvxVnni {
   POCKET_TARGET static void expand_quads(const int8_t* a, const int8_t* b, const int8_t* c, const int8_t* d,
                                          int64_t n, uint8_t offset, uint32_t* out, int64_t gs) {
     const __m128i flip = _mm_set1_epi8(static_cast<char>(offset));
-    const auto taps = [](const int8_t* p) POCKET_TARGET { return _mm_loadl_epi64(reinterpret_cast<const __m128i*>(p)); };
+    const auto taps = [](const int8_t* p) POCKET_TARGET {
+      return _mm_loadl_epi64(reinterpret_cast<const __m128i*>(p));
+    };
     int64_t i = 0;
     for (; i + 8 <= n; i += 8) {
       const __m128i ab = _mm_unpacklo_epi8(taps(a + i), taps(b + i)), cd = _mm_unpacklo_epi8(taps(c + i), taps(d + i));
@@ -130,7 +132,8 @@ struct AvxVnni {
     const auto placed = [&](int64_t k, int g, int b) POCKET_TARGET {  // pixel k's channels in byte b of each dword
       int64_t v = 0;
       std::memcpy(&v, a + k * px + 8 * g, kWhole ? 8 : static_cast<size_t>(n));
-      return _mm256_shuffle_epi8(_mm256_set1_epi64x(v), _mm256_load_si256(reinterpret_cast<const __m256i*>(kPlace.b[b])));
+      const __m256i control = _mm256_load_si256(reinterpret_cast<const __m256i*>(kPlace.b[b]));
+      return _mm256_shuffle_epi8(_mm256_set1_epi64x(v), control);
     };
     const auto fresh = [&](__m256i v, uint32_t f) POCKET_TARGET {  // flipped, dwords past n zero
       v = _mm256_xor_si256(v, _mm256_set1_epi32(static_cast<int32_t>(f)));
