@@ -23,7 +23,7 @@ struct AvxVnni {
   using W = __m256i;
   using B = __m256i;
   using F = __m256;
-  static constexpr int kLanes = 8, kMr = 2;
+  static constexpr int kLanes = 8, kMr = 4;
   POCKET_TARGET static Acc zero() { return _mm256_setzero_si256(); }
   POCKET_TARGET static F fzero() { return _mm256_setzero_ps(); }
   template <int Fmt>
