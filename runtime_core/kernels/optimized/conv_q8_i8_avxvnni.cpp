@@ -93,12 +93,7 @@ struct AvxVnni {
       _mm_storeu_si128(o, _mm_xor_si128(_mm_unpacklo_epi16(ab, cd), flip));
       _mm_storeu_si128(o + 1, _mm_xor_si128(_mm_unpackhi_epi16(ab, cd), flip));
     }
-    for (; i < n; ++i)
-      out[i / 8 * gs + i % 8] = (static_cast<uint32_t>(static_cast<uint8_t>(a[i])) |
-                                 static_cast<uint32_t>(static_cast<uint8_t>(b[i])) << 8 |
-                                 static_cast<uint32_t>(static_cast<uint8_t>(c[i])) << 16 |
-                                 static_cast<uint32_t>(static_cast<uint8_t>(d[i])) << 24) ^
-                                (offset * 0x01010101u);
+    for (; i < n; ++i) out[i / 8 * gs + i % 8] = dw_quad_word(a[i], b[i], c[i], d[i], offset);
   }
   // kExpandSlide (the AVX-512 VNNI file's, on 8 channels): column m of a group is column m - 1
   // shifted down by H bytes, OR the H new pixels' bytes (each pixel's 8 channels broadcast to

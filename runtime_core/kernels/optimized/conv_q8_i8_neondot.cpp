@@ -53,12 +53,7 @@ struct NeonDot {
         vst1q_s16(reinterpret_cast<int16_t*>(out + (i / 4 + 2 * h + 1) * gs), w.val[1]);
       }
     }
-    for (; i < n; ++i)
-      out[i / 4 * gs + i % 4] = (static_cast<uint32_t>(static_cast<uint8_t>(a[i])) |
-                                 static_cast<uint32_t>(static_cast<uint8_t>(b[i])) << 8 |
-                                 static_cast<uint32_t>(static_cast<uint8_t>(c[i])) << 16 |
-                                 static_cast<uint32_t>(static_cast<uint8_t>(d[i])) << 24) ^
-                                (offset * 0x01010101u);
+    for (; i < n; ++i) out[i / 4 * gs + i % 4] = dw_quad_word(a[i], b[i], c[i], d[i], offset);
   }
   // conv_q8_requantize_sum per lane: the fp32 traits' (the depthwise store's) on acc - corr.
   POCKET_TARGET static void requantize(Acc acc, const int32_t* corr, const float* mult, const float* bias, float lo,

@@ -21,14 +21,12 @@ namespace {
 
 #include "avx2_helpers.inc"
 
-struct Avx2 {
+struct Avx2 : Avx2QpFloats {
   using Acc = __m256i;
   using W = __m256i;
   using B = __m256i;
-  using F = __m256;
   static constexpr int kLanes = 8, kMr = 4;
   POCKET_TARGET static Acc zero() { return _mm256_setzero_si256(); }
-  POCKET_TARGET static F fzero() { return _mm256_setzero_ps(); }
   template <int Fmt>
   POCKET_TARGET static void weights(const uint8_t* a, const uint8_t* b, W* wa, W* wb) {
     const __m256i va = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a));
@@ -62,17 +60,6 @@ struct Avx2 {
       const __m256i pb = _mm256_maddubs_epi16(_mm256_abs_epi8(wb), _mm256_sign_epi8(xb, wb));
       return _mm256_add_epi32(acc, _mm256_add_epi32(_mm256_madd_epi16(pa, ones), _mm256_madd_epi16(pb, ones)));
     }
-  }
-  POCKET_TARGET static F fload(const float* p) { return _mm256_loadu_ps(p); }
-  POCKET_TARGET static F hload(const uint16_t* p) {
-    return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
-  }
-  POCKET_TARGET static F fset(float v) { return _mm256_set1_ps(v); }
-  POCKET_TARGET static F fmadd(F a, F b, F c) { return _mm256_fmadd_ps(a, b, c); }
-  POCKET_TARGET static F fmul(F a, F b) { return _mm256_mul_ps(a, b); }
-  POCKET_TARGET static void fstore(float* p, F v) { _mm256_storeu_ps(p, v); }
-  POCKET_TARGET static F cvt(Acc acc, int32_t sub) {
-    return _mm256_cvtepi32_ps(_mm256_sub_epi32(acc, _mm256_set1_epi32(sub)));
   }
 };
 

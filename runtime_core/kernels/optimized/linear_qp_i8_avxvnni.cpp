@@ -2,7 +2,8 @@
 // client cores): a block of 16 channels is two vectors; the VEX-encoded VPDPBUSD multiplies
 // unsigned weight operands (nibbles; bytes, symmetric ones + 128) by 4 broadcast signed
 // activation bytes per lane, as the AVX-512 VNNI file's on 256 bits. Tile and block loop:
-// linear_qp_tile.inc; the row quantization is the AVX2 file's.
+// linear_qp_tile.inc; the float side: avx2_helpers.inc's Avx2QpFloats; the row
+// quantization: the AVX2 file's.
 #if defined(__x86_64__)
 
 #include <immintrin.h>
@@ -18,14 +19,14 @@ namespace detail {
 
 namespace {
 
-struct AvxVnni {
+#include "avx2_helpers.inc"
+
+struct AvxVnni : Avx2QpFloats {
   using Acc = __m256i;
   using W = __m256i;
   using B = __m256i;
-  using F = __m256;
   static constexpr int kLanes = 8, kMr = 4;
   POCKET_TARGET static Acc zero() { return _mm256_setzero_si256(); }
-  POCKET_TARGET static F fzero() { return _mm256_setzero_ps(); }
   template <int Fmt>
   POCKET_TARGET static void weights(const uint8_t* a, const uint8_t* b, W* wa, W* wb) {
     const __m256i va = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a));
@@ -51,17 +52,6 @@ struct AvxVnni {
   template <int Fmt>
   POCKET_TARGET static Acc dot2(Acc acc, W lo, B xa, W hi, B xb) {
     return _mm256_dpbusd_avx_epi32(_mm256_dpbusd_avx_epi32(acc, lo, xa), hi, xb);
-  }
-  POCKET_TARGET static F fload(const float* p) { return _mm256_loadu_ps(p); }
-  POCKET_TARGET static F hload(const uint16_t* p) {
-    return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
-  }
-  POCKET_TARGET static F fset(float v) { return _mm256_set1_ps(v); }
-  POCKET_TARGET static F fmadd(F a, F b, F c) { return _mm256_fmadd_ps(a, b, c); }
-  POCKET_TARGET static F fmul(F a, F b) { return _mm256_mul_ps(a, b); }
-  POCKET_TARGET static void fstore(float* p, F v) { _mm256_storeu_ps(p, v); }
-  POCKET_TARGET static F cvt(Acc acc, int32_t sub) {
-    return _mm256_cvtepi32_ps(_mm256_sub_epi32(acc, _mm256_set1_epi32(sub)));
   }
 };
 

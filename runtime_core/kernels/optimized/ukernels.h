@@ -212,6 +212,12 @@ using ConvQ8PixelsFn = void (*)(const float* x, int64_t n, int64_t c, int64_t c_
 // (the row function's loads take constant offsets). Columns outside the row and taps 4q + b
 // >= k_w read pad_pixel (c bytes of the zero point; those taps' weights are 0); channels
 // [c, c_pad) are 0 (c_pad: c rounded up to L).
+// One word of it: the bytes a, b, c, d (low to high) XOR offset, for the traits' scalar tails.
+inline uint32_t dw_quad_word(int8_t a, int8_t b, int8_t c, int8_t d, uint8_t offset) {
+  return (uint32_t{static_cast<uint8_t>(a)} | uint32_t{static_cast<uint8_t>(b)} << 8 |
+          uint32_t{static_cast<uint8_t>(c)} << 16 | uint32_t{static_cast<uint8_t>(d)} << 24) ^
+         (offset * 0x01010101u);
+}
 struct DwConvQ8Expand {
   const int8_t* x = nullptr;          // the input row (in_w, c)
   const int8_t* pad_pixel = nullptr;  // (c)
