@@ -1,14 +1,13 @@
 // pocket::conv2d_q8 microkernels, AVX-VNNI (x86-64 without AVX-512: Alder Lake and later
 // client cores): bytes xq + 128 times int8 weights, 4 channels per VEX VPDPBUSD lane, 8 output
 // channels per vector. Tile: conv_q8_tile.inc.
-#if defined(__x86_64__)
+#include "ukernels.h"
+#if defined(__x86_64__) && POCKET_HAVE_AVXVNNI
 
 #include <immintrin.h>
 
 #include <algorithm>  // conv_q8_tile.inc
 #include <cstring>
-
-#include "ukernels.h"
 
 #define POCKET_TARGET __attribute__((target("avx2,fma,avxvnni")))
 
@@ -177,4 +176,4 @@ extern const ConvQ8Kernels kConvQ8I8AvxVnni = {1, 128, conv_q8_quantize_row<AvxV
 }  // namespace detail
 }  // namespace pocket
 
-#endif  // __x86_64__
+#endif  // __x86_64__ && POCKET_HAVE_AVXVNNI

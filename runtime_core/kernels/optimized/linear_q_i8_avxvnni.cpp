@@ -1,11 +1,10 @@
 // pocket::linear_q with int8 activations (act_mode 1 and 2), AVX-VNNI (x86-64 without
 // AVX-512): the VEX-encoded VPDPBUSD (u8 x s8, 4-way, into int32), 32 columns per step.
 // Body: linear_q_i8_x86.inc, its 256-bit tiles.
-#if defined(__x86_64__)
+#include "ukernels.h"
+#if defined(__x86_64__) && POCKET_HAVE_AVXVNNI
 
 #include <immintrin.h>
-
-#include "ukernels.h"
 
 #define POCKET_TARGET __attribute__((target("avx2,fma,f16c,avxvnni")))
 #define POCKET_DPBUSD256 _mm256_dpbusd_avx_epi32
@@ -26,4 +25,4 @@ extern const LinearQI8Kernels kLinearQI8AvxVnni = {run, offset_of, &kLinearQPI8A
 }  // namespace detail
 }  // namespace pocket
 
-#endif  // __x86_64__
+#endif  // __x86_64__ && POCKET_HAVE_AVXVNNI

@@ -4,13 +4,12 @@
 // activation bytes per lane, as the AVX-512 VNNI file's on 256 bits. Tile and block loop:
 // linear_qp_tile.inc; the float side: avx2_helpers.inc's Avx2QpFloats; the row
 // quantization: the AVX2 file's.
-#if defined(__x86_64__)
+#include "ukernels.h"
+#if defined(__x86_64__) && POCKET_HAVE_AVXVNNI
 
 #include <immintrin.h>
 
 #include <cstring>
-
-#include "ukernels.h"
 
 #define POCKET_TARGET __attribute__((target("avx2,fma,f16c,avxvnni")))
 
@@ -64,4 +63,4 @@ extern const LinearQPKernels kLinearQPI8AvxVnni = {linear_qp_run<AvxVnni>, linea
 }  // namespace detail
 }  // namespace pocket
 
-#endif  // __x86_64__
+#endif  // __x86_64__ && POCKET_HAVE_AVXVNNI

@@ -144,8 +144,10 @@ struct KernelSet {
 #if defined(__x86_64__)
 const OptimizedKernel kAvx2[] = POCKET_KERNEL_SET(kGemmAvx2, kDwConv3x3Avx2, kLinearQF32Avx2, kLinearQI8Avx2,
                                                   kConvQ8I16Avx2, kSdpaAvx2, kWidenHalfAvx2, kLlmF32Avx2, kConvF32Avx2, kNnF32Avx2);
+#if POCKET_HAVE_AVXVNNI
 const OptimizedKernel kAvxVnni[] = POCKET_KERNEL_SET(kGemmAvx2, kDwConv3x3Avx2, kLinearQF32Avx2, kLinearQI8AvxVnni,
                                                      kConvQ8I8AvxVnni, kSdpaAvx2, kWidenHalfAvx2, kLlmF32Avx2, kConvF32Avx2, kNnF32Avx2);
+#endif
 const OptimizedKernel kAvx512[] = POCKET_KERNEL_SET(kGemmAvx512, kDwConv3x3Avx2, kLinearQF32Avx512, kLinearQI8Avx2,
                                                     kConvQ8I16Avx2, kSdpaAvx2, kWidenHalfAvx2, kLlmF32Avx2, kConvF32Avx512, kNnF32Avx2);
 const OptimizedKernel kAvx512Vnni[] =
@@ -172,7 +174,9 @@ KernelSet select(const CpuFeatures& f) {
 #if defined(__x86_64__)
   if (f.avx512_vnni && f.avx512 && f.avx2_fma) return set("avx512vnni", kAvx512Vnni);
   if (f.avx512 && f.avx2_fma) return set("avx512", kAvx512);
+#if POCKET_HAVE_AVXVNNI
   if (f.avx_vnni && f.avx2_fma) return set("avxvnni", kAvxVnni);
+#endif
   if (f.avx2_fma) return set("avx2", kAvx2);
 #endif
 #if defined(__aarch64__)

@@ -481,16 +481,27 @@ extern const LinearQF32Kernels kLinearQF32Avx2;
 extern const LinearQF32Kernels kLinearQF32Avx512;
 extern const LinearQI8Kernels kLinearQI8Avx2;
 extern const LinearQI8Kernels kLinearQI8Avx512Vnni;
-extern const LinearQI8Kernels kLinearQI8AvxVnni;
 extern const LinearQPKernels kLinearQPI8Avx2;
 // LinearQPKernels::quantize_row in AVX2, for kLinearQPI8Avx2 and kLinearQPI8AvxVnni.
 void linear_qp_quantize_row_avx2(const float* x, int64_t k, int64_t scale_cols, int64_t span, int8_t* xq, float* sx,
                                  int32_t* xs);
 extern const LinearQPKernels kLinearQPI8Avx512Vnni;
+// AVX-VNNI under a function target attribute: GCC 11+, clang 12+ (Apple clang 13+); older
+// compilers build no avxvnni set (those CPUs then run the avx2 one).
+#if (defined(__clang__) && ((defined(__apple_build_version__) && __clang_major__ >= 13) || \
+                            (!defined(__apple_build_version__) && __clang_major__ >= 12))) || \
+    (!defined(__clang__) && defined(__GNUC__) && __GNUC__ >= 11)
+#define POCKET_HAVE_AVXVNNI 1
+#else
+#define POCKET_HAVE_AVXVNNI 0
+#endif
+#if POCKET_HAVE_AVXVNNI
+extern const LinearQI8Kernels kLinearQI8AvxVnni;
 extern const LinearQPKernels kLinearQPI8AvxVnni;
+extern const ConvQ8Kernels kConvQ8I8AvxVnni;
+#endif
 extern const ConvQ8Kernels kConvQ8I16Avx2;
 extern const ConvQ8Kernels kConvQ8I8Avx512Vnni;
-extern const ConvQ8Kernels kConvQ8I8AvxVnni;
 extern const ConvF32Kernels kConvF32Avx2;
 extern const ConvF32Kernels kConvF32Avx512;
 extern const SdpaRowsFn kSdpaAvx2;
