@@ -25,16 +25,17 @@ namespace detail {
 
 // POCKET_KERNELS caps the features at a kernel set, to run and test a smaller CPU's code on
 // a bigger one: portable, avx2, avxvnni (AVX2 + AVX-VNNI, no AVX-512), avx512 (without VNNI),
-// neon, neondot. Another value (a typo)
-// caps nothing and says so once on stderr; an empty one caps nothing.
+// neon, neondot. Another value (a typo) caps nothing and says so once on stderr; an empty one
+// caps nothing.
 static void apply_cap(const char* cap, CpuFeatures* f) {
   static const char* const kSets[] = {"portable", "avx2", "avxvnni", "avx512", "neon", "neondot"};
   bool known = cap[0] == '\0';
   for (const char* set : kSets) known = known || strcmp(cap, set) == 0;
   if (!known) {
-    fprintf(stderr, "pocket: POCKET_KERNELS=%s is not a kernel set (portable, avx2, avxvnni, avx512, neon, "
-            "neondot); "
-            "ignored\n", cap);
+    fprintf(stderr,
+            "pocket: POCKET_KERNELS=%s is not a kernel set (portable, avx2, avxvnni, avx512, neon, neondot); "
+            "ignored\n",
+            cap);
     return;
   }
   if (strcmp(cap, "portable") == 0) *f = CpuFeatures();
