@@ -21,33 +21,15 @@ namespace {
 
 #include "avx2_helpers.inc"
 
-struct Avx2 : Avx2QpFloats {
-  using Acc = __m256i;
-  using W = __m256i;
-  using B = __m256i;
-  static constexpr int kLanes = 8, kMr = 4;
-  POCKET_TARGET static Acc zero() { return _mm256_setzero_si256(); }
-  template <int Fmt>
-  POCKET_TARGET static void weights(const uint8_t* a, const uint8_t* b, W* wa, W* wb) {
-    const __m256i va = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a));
-    if constexpr (qp_bits(Fmt) == 4) {
-      const __m256i mask = _mm256_set1_epi8(0x0F);
-      *wa = _mm256_and_si256(va, mask);
-      *wb = _mm256_and_si256(_mm256_srli_epi16(va, 4), mask);
-    } else {
-      const __m256i flip = _mm256_set1_epi8(qp_asym(Fmt) ? static_cast<char>(0x80) : 0);
-      *wa = _mm256_xor_si256(va, flip);
-      *wb = _mm256_xor_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(b)), flip);
-    }
+struct Avx2 : Avx2Qp<Avx2> {
+  static constexpr int kMr = 4;
+  template <int Fmt>  // asymmetric bytes shifted by -128 (xor 0x80)
+  static constexpr bool flip() {
+    return qp_asym(Fmt);
   }
   template <int Fmt>
   static constexpr int32_t offset() {
     return qp_bits(Fmt) == 4 ? (qp_asym(Fmt) ? 0 : 8) : (qp_asym(Fmt) ? -128 : 0);
-  }
-  POCKET_TARGET static B bcast(const int8_t* x) {
-    int32_t q;
-    std::memcpy(&q, x, 4);
-    return _mm256_set1_epi32(q);
   }
   template <int Fmt>
   POCKET_TARGET static Acc dot2(Acc acc, W wa, B xa, W wb, B xb) {
