@@ -238,13 +238,7 @@ struct Vnni {
 
 #include "conv_q8_tile.inc"
 
-extern const ConvQ8Kernels kConvQ8I8Avx512Vnni = {1, 128, conv_q8_quantize_row<Vnni>, conv_q8_quantize_floats,
-    conv_q8_quantize_pixels<Vnni>, conv_q8_weight_sums<Vnni>, conv_q8_rescale, conv_q8_requantize_values,
-    conv_q8_int8_floats,
-    {conv_q8_tile_fn<Vnni, 8, 1>(), conv_q8_tile_fn<Vnni, 8, 2>(), conv_q8_tile_fn<Vnni, 8, 3>()},
-    conv_q8_dw_expand<Vnni>, conv_q8_dw_row<Vnni>, Vnni::kLanes,
-    {conv_q8_tile_fn<Vnni, 8, 1, true>(), conv_q8_tile_fn<Vnni, 8, 2, true>(), conv_q8_tile_fn<Vnni, 8, 3, true>()},
-    conv_q8_out_params, conv_q8_dw_sums<Vnni>};
+extern const ConvQ8Kernels kConvQ8I8Avx512Vnni = conv_q8_i8_kernels<Vnni, 128, 8, 1, 2, 3>();
 
 }  // namespace detail
 }  // namespace pocket

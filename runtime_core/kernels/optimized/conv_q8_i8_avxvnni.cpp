@@ -164,14 +164,7 @@ struct AvxVnni {
 
 #include "conv_q8_tile.inc"
 
-extern const ConvQ8Kernels kConvQ8I8AvxVnni = {1, 128, conv_q8_quantize_row<AvxVnni>, conv_q8_quantize_floats,
-    conv_q8_quantize_pixels<AvxVnni>, conv_q8_weight_sums<AvxVnni>, conv_q8_rescale, conv_q8_requantize_values,
-    conv_q8_int8_floats,
-    {conv_q8_tile_fn<AvxVnni, 6, 1>(), conv_q8_tile_fn<AvxVnni, 6, 2>(), conv_q8_tile_fn<AvxVnni, 6, 2>()},
-    conv_q8_dw_expand<AvxVnni>, conv_q8_dw_row<AvxVnni>, AvxVnni::kLanes,
-    {conv_q8_tile_fn<AvxVnni, 6, 1, true>(), conv_q8_tile_fn<AvxVnni, 6, 2, true>(),
-     conv_q8_tile_fn<AvxVnni, 6, 2, true>()},
-    conv_q8_out_params, conv_q8_dw_sums<AvxVnni>};
+extern const ConvQ8Kernels kConvQ8I8AvxVnni = conv_q8_i8_kernels<AvxVnni, 128, 6, 1, 2, 2>();
 
 }  // namespace detail
 }  // namespace pocket

@@ -70,13 +70,7 @@ struct NeonDot {
 
 #include "conv_q8_tile.inc"
 
-extern const ConvQ8Kernels kConvQ8I8NeonDot = {1, 0, conv_q8_quantize_row<NeonDot>, conv_q8_quantize_floats,
-    conv_q8_quantize_pixels<NeonDot>, conv_q8_weight_sums<NeonDot>, conv_q8_rescale, conv_q8_requantize_values,
-    conv_q8_int8_floats,
-    {conv_q8_tile_fn<NeonDot, 6, 2>(), conv_q8_tile_fn<NeonDot, 6, 4>(), conv_q8_tile_fn<NeonDot, 6, 4>()},
-    conv_q8_dw_expand<NeonDot>, conv_q8_dw_row<NeonDot>, NeonDot::kLanes,
-    {conv_q8_tile_fn<NeonDot, 6, 2>(), conv_q8_tile_fn<NeonDot, 6, 4>(), conv_q8_tile_fn<NeonDot, 6, 4>()},
-    conv_q8_out_params, conv_q8_dw_sums<NeonDot>};
+extern const ConvQ8Kernels kConvQ8I8NeonDot = conv_q8_i8_kernels<NeonDot, 0, 6, 2, 4, 4>();
 
 }  // namespace detail
 }  // namespace pocket
