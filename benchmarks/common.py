@@ -235,8 +235,9 @@ def add_run_options(ap) -> None:
                     "line back and forth within NS ns (a VM whose host moves its virtual CPUs: see core_round_trip_ns)")
     ap.add_argument("--out", help="markdown file to write (default: benchmarks/results/<date>-<cpu kind>...md)")
     ap.add_argument("--no-save", action="store_true", help="print the table only")
-    ap.add_argument("--isa", choices=sorted(ISA_CAPS), help="run an AVX2-only CPU's code (avx2; avxvnni: with AVX-VNNI) on an AVX-512 one "
-                    "(Pocket and eager PyTorch; ExecuTorch and llama.cpp keep theirs): see ISA_CAPS")
+    ap.add_argument("--isa", choices=sorted(ISA_CAPS), help="run an AVX2-only CPU's code (avx2; avxvnni: with "
+                    "AVX-VNNI) on an AVX-512 one (Pocket and eager PyTorch; ExecuTorch and llama.cpp keep theirs): "
+                    "see ISA_CAPS")
     ap.add_argument("--work", metavar="DIR", help="keep exported programs in DIR and reuse the ones already there "
                     "(default: a temporary folder; empty DIR after changing an exporter)")
 

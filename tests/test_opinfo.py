@@ -273,7 +273,8 @@ def test_unknown_kernel_cap_is_reported():
     r = _kernel_set_in_child("avx-2")
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip() == _native.kernel_set()
-    assert "POCKET_KERNELS=avx-2 is not a kernel set (portable, avx2, avxvnni, avx512, neon, neondot); ignored" in r.stderr
+    assert ("POCKET_KERNELS=avx-2 is not a kernel set (portable, avx2, avxvnni, avx512, neon, neondot); ignored"
+            in r.stderr)
     for value in ("portable", ""):
         r = _kernel_set_in_child(value)
         assert r.returncode == 0 and "POCKET_KERNELS" not in r.stderr, r.stderr

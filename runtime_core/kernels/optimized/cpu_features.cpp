@@ -32,10 +32,12 @@ static void apply_cap(const char* cap, CpuFeatures* f) {
   bool known = cap[0] == '\0';
   for (const char* set : kSets) known = known || strcmp(cap, set) == 0;
   if (!known) {
-    fprintf(stderr,
-            "pocket: POCKET_KERNELS=%s is not a kernel set (portable, avx2, avxvnni, avx512, neon, neondot); "
-            "ignored\n",
-            cap);
+    char sets[96] = "";  // kSets joined by ", ": one line, one write
+    for (const char* set : kSets) {
+      if (sets[0] != '\0') strncat(sets, ", ", sizeof sets - strlen(sets) - 1);
+      strncat(sets, set, sizeof sets - strlen(sets) - 1);
+    }
+    fprintf(stderr, "pocket: POCKET_KERNELS=%s is not a kernel set (%s); ignored\n", cap, sets);
     return;
   }
   if (strcmp(cap, "portable") == 0) *f = CpuFeatures();
