@@ -19,10 +19,15 @@ fi
 
 failed=()
 step() {  # name command...
-  local name=$1
+  local name=$1 start=$SECONDS
   shift
   echo "==> $name"
-  "$@" || failed+=("$name")
+  if "$@"; then
+    echo "--- $name ok ($((SECONDS - start)) s)"
+  else
+    failed+=("$name")
+    echo "--- $name FAILED ($((SECONDS - start)) s)" >&2
+  fi
 }
 
 step native scripts/check_native.sh
