@@ -12,9 +12,12 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 scripts/setup.sh --test || exit 1
 # Every native build of the suite through ccache (one cache for all presets and checkouts:
-# paths below the checkout are hashed relative to it).
+# paths below the checkout are hashed relative to it, and the builds with debug info (asan,
+# fuzz) do not hash the working directory either, so a second checkout hits as well; their
+# debug info may then name the first checkout's build folder).
 if command -v ccache >/dev/null 2>&1; then
-  export CMAKE_C_COMPILER_LAUNCHER=ccache CMAKE_CXX_COMPILER_LAUNCHER=ccache CCACHE_BASEDIR="$root"
+  export CMAKE_C_COMPILER_LAUNCHER=ccache CMAKE_CXX_COMPILER_LAUNCHER=ccache CCACHE_BASEDIR="$root" \
+    CCACHE_NOHASHDIR=true
 fi
 
 failed=()

@@ -61,6 +61,10 @@ else
 fi
 
 cd "$here"
+# SwiftPM leaves empty TemporaryDirectory.* folders in $TMPDIR at every build and test: they
+# go to the package's (gitignored) build folder, emptied here, instead of piling up in /tmp.
+export TMPDIR="$here/.build/tmp"
+rm -rf "$TMPDIR" && mkdir -p "$TMPDIR" || fail "cannot make $TMPDIR"
 say "swift build"
 log=$(mktemp)
 trap 'rm -f "$log" "$log.out"' EXIT
