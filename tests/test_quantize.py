@@ -178,6 +178,44 @@ def test_int8_fuses_activations_into_convolutions_exactly(monkeypatch):
             assert (torch.as_tensor(g) - e).abs().max() <= 0.1 * e.abs().max() + 0.02
 
 
+@pytest.mark.parametrize("scheme", ["8da4w", "int8w"])
+def test_transformer_encoder_quantizes_all_but_the_attention_output(scheme):
+    """nn.MultiheadAttention computes with its out_proj's weight itself, so that layer stays fp32
+    (with a warning); nn.TransformerEncoderLayer reads its feed-forward layers' weights for its
+    fast-path checks, which the quantized layers answer with their dequantized weights."""
+    model = models.Encoder().eval()
+    tokens = torch.randint(0, 100, (2, 16), generator=torch.Generator().manual_seed(0))
+    skipped = r"left in fp32: encoder.layers.0.self_attn.out_proj \(MultiheadAttention reads its weight directly\)"
+    with pytest.warns(QuantizationWarning, match=skipped):
+        program = pocket.export(model, (tokens,), quantize=scheme)
+    with pytest.warns(QuantizationWarning, match=skipped):
+        qmodel, report = quantize_modules(model, resolve(scheme))
+    assert report["linear"] == 5 and len(report["skipped"]) == 2  # 2 layers x (linear1, linear2), head
+    want = qmodel(tokens).detach()  # (grad enabled: the layers' own path, as export traces it)
+    got = pocket.Module.from_bytes(program.data).forward(tokens)
+    torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-4)
+
+
+def test_weight_read_directly_is_the_dequantized_weight():
+    class ReadsWeight(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc, self.out = torch.nn.Linear(32, 32), torch.nn.Linear(32, 4)
+
+        def forward(self, x):
+            return self.out(torch.nn.functional.linear(x, self.fc.weight))  # not self.fc(x)
+
+    model, x = ReadsWeight().eval(), torch.randn(3, 32)
+    program = pocket.export(model, (x,), quantize="int8w")
+    qmodel = quantize_modules(model, resolve("int8w"))[0]
+    assert not torch.equal(qmodel.fc.weight, model.fc.weight)  # what the layer computes with
+    torch.testing.assert_close(qmodel.fc.weight, model.fc.weight, rtol=0, atol=float(model.fc.weight.abs().max()) / 127)
+    with torch.no_grad():
+        want = qmodel(x)
+    torch.testing.assert_close(pocket.Module.from_bytes(program.data).forward(x), want, rtol=1e-5, atol=1e-5)
+    assert "pocket::linear_q" in ops_of(program, "forward")
+
+
 def test_unknown_scheme_is_an_error():
     model, (x,) = models.mlp()
     with pytest.raises(ExportError, match="unknown quantization scheme 'int3'"):
@@ -192,7 +230,7 @@ def test_unsupported_group_size_is_an_error():
 
 def test_group_size_that_does_not_divide_warns_and_keeps_fp32():
     model = torch.nn.Sequential(torch.nn.Linear(48, 8), torch.nn.ReLU(), torch.nn.Linear(8, 4)).eval()
-    with pytest.warns(QuantizationWarning, match=r"left in fp32 .*0 \(in_features 48 % group 32\)"):
+    with pytest.warns(QuantizationWarning, match=r"left in fp32: 0 \(in_features 48 % group 32\)"):
         program = pocket.export(model, (torch.randn(2, 48),), quantize="8da4w")
     assert "aten::linear" in program.summary["methods"]["forward"]["ops"]
 

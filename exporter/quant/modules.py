@@ -7,7 +7,7 @@ import torch
 from torch import nn
 
 from pocket.exporter.quant import ops
-from pocket.exporter.quant.formats import WeightFormat, quantize
+from pocket.exporter.quant.formats import WeightFormat, dequantize, quantize
 
 
 class QuantizedLinear(nn.Module):
@@ -37,6 +37,14 @@ class QuantizedLinear(nn.Module):
     def forward(self, x):
         return ops.linear_q(x, self.qweight, self.scales, self.mins, self.bias, self.fmt.bits, self.fmt.group_size,
                             self.act_mode)
+
+    @property
+    def weight(self) -> torch.Tensor:
+        """The weight the layer computes with, dequantized to fp32, for code that reads a Linear's
+        weight instead of calling it (nn.TransformerEncoderLayer's fast-path checks, a weight
+        tied by hand: F.linear(x, layer.weight)). Exported, such a read dequantizes the stored
+        weight when the program runs (the file keeps it quantized)."""
+        return dequantize(self.qweight, self.scales, self.mins, self.fmt)
 
     def extra_repr(self) -> str:
         return f"{self.in_features} -> {self.out_features}, {self.fmt}, act_mode={self.act_mode}"

@@ -33,6 +33,9 @@ def quantize_modules(model: nn.Module, config: QuantConfig) -> tuple[nn.Module, 
                 if child.in_features % fmt_group:
                     report["skipped"].append(f"{full} (in_features {child.in_features} % group {fmt_group})")
                     continue
+                if _read_by_parent(child):
+                    report["skipped"].append(f"{full} ({type(parent).__name__} reads its weight directly)")
+                    continue
                 setattr(parent, name, QuantizedLinear(child, config.linear_format(child.in_features), act_mode))
                 report["linear"] += 1
             elif isinstance(child, nn.Embedding) and config.embedding_bits:
@@ -44,12 +47,18 @@ def quantize_modules(model: nn.Module, config: QuantConfig) -> tuple[nn.Module, 
                 setattr(parent, name, QuantizedEmbedding(child, fmt))
                 report["embedding"] += 1
     if report["skipped"]:
-        warnings.warn(f"left in fp32 (group size does not divide): {', '.join(report['skipped'])}",
-                      QuantizationWarning, stacklevel=3)
+        warnings.warn(f"left in fp32: {', '.join(report['skipped'])}", QuantizationWarning, stacklevel=3)
     if not report["linear"] and not report["embedding"] and not config.static_int8_conv:
         warnings.warn(f"'{config.name}' found no Linear or Embedding layers to quantize; the model stays fp32",
                       QuantizationWarning, stacklevel=3)
     return model, report
+
+
+def _read_by_parent(linear: nn.Linear) -> bool:
+    """Whether the layer's parent reads its weight itself instead of calling it, so a quantized
+    stand-in (which has no fp32 weight) cannot take its place: nn.MultiheadAttention's out_proj,
+    which PyTorch types NonDynamicallyQuantizableLinear for that reason."""
+    return isinstance(linear, nn.modules.linear.NonDynamicallyQuantizableLinear)
 
 
 def _replaced_weights(model: nn.Module, config: QuantConfig) -> dict:
@@ -58,7 +67,8 @@ def _replaced_weights(model: nn.Module, config: QuantConfig) -> dict:
     replaced, kept = {}, set()
     for m in model.modules():
         if isinstance(m, nn.Linear):
-            quantized = config.linear_bits and not m.in_features % (config.linear_group_size or m.in_features)
+            quantized = (config.linear_bits and not m.in_features % (config.linear_group_size or m.in_features)
+                         and not _read_by_parent(m))
         elif isinstance(m, nn.Embedding):
             quantized = config.embedding_bits and not m.embedding_dim % config.embedding_group_size
         else:
