@@ -178,6 +178,56 @@ def test_int8_fuses_activations_into_convolutions_exactly(monkeypatch):
             assert (torch.as_tensor(g) - e).abs().max() <= 0.1 * e.abs().max() + 0.02
 
 
+class _Conv1dNet(torch.nn.Module):
+    """Conv1d layers (audio-style: strided, depthwise dilated, pointwise), or the same as Conv2d
+    layers of height 1 with the same weights (two_d)."""
+
+    def __init__(self, two_d=False, source=None):
+        super().__init__()
+        conv = torch.nn.Conv2d if two_d else torch.nn.Conv1d
+        geometry = [(8, 16, 5, 2, 2, 1, 1), (16, 16, 3, 1, 2, 2, 16), (16, 12, 1, 1, 0, 1, 1)]
+        self.convs = torch.nn.ModuleList()
+        for cin, cout, k, stride, pad, dil, groups in geometry:
+            if two_d:
+                self.convs.append(conv(cin, cout, (1, k), (1, stride), (0, pad), (1, dil), groups))
+            else:
+                self.convs.append(conv(cin, cout, k, stride, pad, dil, groups))
+        self.two_d = two_d
+        if source is not None:
+            with torch.no_grad():
+                for mine, theirs in zip(self.convs, source.convs):
+                    mine.weight.copy_(theirs.weight.unsqueeze(2))
+                    mine.bias.copy_(theirs.bias)
+
+    def forward(self, x):
+        x = x.unsqueeze(2) if self.two_d else x
+        x = torch.nn.functional.relu6(self.convs[1](torch.relu(self.convs[0](x))))
+        x = self.convs[2](x)
+        return x.squeeze(2) if self.two_d else x
+
+
+def test_int8_conv1d_is_the_conv2d_of_height_one():
+    """A 1-d convolution is quantized as the 2-d one of height 1 with the same weights: the same
+    int8 kernels, bit for bit; and no squeeze / unsqueeze between consecutive ones."""
+    torch.manual_seed(0)
+    model = _Conv1dNet().eval()
+    model2 = _Conv1dNet(two_d=True, source=model).eval()
+    x = torch.randn(2, 8, 50)
+    calib = [(torch.randn(2, 8, 50),) for _ in range(4)]
+    program, m = _int8(model, x, calib)
+    program2, m2 = _int8(model2, x, calib)
+    ops = program.summary["methods"]["forward"]["ops"]
+    assert "pocket::conv2d_q8_channels_last" in ops and "aten::convolution" not in ops, ops
+    # unsqueeze, permute to channels-last, the 3 convolutions, permute back, squeeze
+    assert program.summary["methods"]["forward"]["instructions"] == 7
+    for t in (x, torch.randn(2, 8, 50)):
+        got = torch.as_tensor(m.forward(t))
+        assert torch.equal(got, torch.as_tensor(m2.forward(t)))
+        with torch.no_grad():
+            eager = model(t)
+        assert (got - eager).abs().max() <= 0.1 * eager.abs().max() + 0.02  # int8 against fp32
+
+
 @pytest.mark.parametrize("scheme", ["8da4w", "int8w"])
 def test_transformer_encoder_quantizes_all_but_the_attention_output(scheme):
     """nn.MultiheadAttention computes with its out_proj's weight itself, so that layer stays fp32

@@ -1,6 +1,7 @@
-"""Static int8 for CNNs: every 2-d convolution becomes an int8 convolution with per-channel int8
-weights and a per-tensor int8 quantization of its input, calibrated on user data:
-pocket::conv2d_q8_packed, with a ReLU or ReLU6 that follows fused as an output clamp. The weight
+"""Static int8 for CNNs: every 1-d and 2-d convolution becomes an int8 convolution with
+per-channel int8 weights and a per-tensor int8 quantization of its input, calibrated on user
+data: pocket::conv2d_q8_packed, with a ReLU or ReLU6 that follows fused as an output clamp (a
+1-d one runs as a 2-d one of height 1, between an unsqueeze and a squeeze). The weight
 is stored in the int8 kernels' layout where a group has at least 4 output channels, else
 (depthwise) as OIHW, which those kernels read directly (a packed block of 16 channels would be
 mostly zeros).
@@ -38,11 +39,20 @@ def quantize_convolutions(mg, calibration: list[tuple]) -> int:
         lo, hi = ranges[conv]
         x_scale, zero_point = _activation_params(lo, hi)
         w = mg.constants[conv.args[1].name].float()
+        x, _, bias, stride, padding, dilation, _, _, groups = conv.args
+        one_d = w.dim() == 3
+        if one_d:  # (N, C, L) as (N, C, 1, L)
+            w = w.unsqueeze(2)
+            stride, padding, dilation = [1, *stride], [0, *padding], [1, *dilation]
+            if x.target is aten.squeeze.dims and list(x.args[1]) == [2] and x.args[0].meta["val"].shape[2] == 1:
+                x = x.args[0]  # the 2-d output of the 1-d convolution before: no squeeze and unsqueeze between
+            else:
+                with mg.graph.inserting_before(conv):
+                    x = _call(mg, aten.unsqueeze.default, (x, 2), conv.meta, x.meta["val"].unsqueeze(2))
         w_scale = w.abs().flatten(1).amax(1) / 127.0
         w_scale = torch.where(w_scale == 0, torch.ones_like(w_scale), w_scale)
         qweight = torch.clamp(torch.round(w / w_scale[:, None, None, None]), -127, 127).to(torch.int8)
         s_node = mg.add_constant(f"{conv.name}_wscale", w_scale.contiguous())
-        x, _, bias, stride, padding, dilation, _, _, groups = conv.args
         geometry = (list(stride), list(padding), list(dilation), groups)
         if qweight.shape[0] // groups < MIN_PACKED_CHANNELS:
             w_node = mg.add_constant(f"{conv.name}_qweight", qweight.contiguous())
@@ -50,9 +60,13 @@ def quantize_convolutions(mg, calibration: list[tuple]) -> int:
             w_node = mg.add_constant(f"{conv.name}_qpacked", ops.pack_conv_weight(qweight, groups))
         replaced, (lo, hi) = activation_bounds(conv)
         args = (x, w_node, s_node, bias, x_scale, zero_point, list(qweight.shape[2:]), *geometry, lo, hi)
+        val = replaced.meta.get("val")
         with mg.graph.inserting_after(replaced):
-            new = mg.graph.call_function(torch.ops.pocket.conv2d_q8_packed.default, args)
-        new.meta = {**conv.meta, "val": replaced.meta.get("val")}
+            new = _call(mg, torch.ops.pocket.conv2d_q8_packed.default, args, conv.meta,
+                        val.unsqueeze(2) if one_d else val)
+        if one_d:
+            with mg.graph.inserting_after(new):
+                new = _call(mg, aten.squeeze.dims, (new, [2]), conv.meta, val)
         mg.replace_uses(replaced, new)
         for node in ([replaced, conv] if replaced is not conv else [conv]):
             mg.graph.erase_node(node)
@@ -63,13 +77,19 @@ def quantize_convolutions(mg, calibration: list[tuple]) -> int:
 MIN_PACKED_CHANNELS = 4
 
 
+def _call(mg, target, args, meta, val):
+    node = mg.graph.call_function(target, args)
+    node.meta = {**meta, "val": val}
+    return node
+
+
 def _eligible(node, mg) -> bool:
     if node.op != "call_function" or node.target is not aten.convolution.default:
         return False
     x, w, b, *_rest = node.args
     transposed = node.args[6]
     return (not transposed and isinstance(w, torch.fx.Node) and w.name in mg.constants
-            and mg.constants[w.name].dim() == 4 and (b is None or b.name in mg.constants))
+            and mg.constants[w.name].dim() in (3, 4) and (b is None or b.name in mg.constants))
 
 
 def _calibrate(mg, convs, calibration) -> dict:
