@@ -193,6 +193,9 @@ def export(model: torch.nn.Module | Callable | None, example_inputs: tuple = (),
     builder = _ProgramBuilder()
     program = ProgramT()
     program.methods, summary_methods = [], {}
+    if calibration is not None and not isinstance(calibration, (list, tuple)):
+        raise ExportError(f"calibration must be a list of samples (each a tuple of inputs), not a "
+                          f"{type(calibration).__name__}")
     calibration = (calibration or []) if config is not None and config.static_int8_conv else None
     exported = export_methods(list(specs.items()),
                               lambda name, spec, b: _export_method(name, *spec, calibration, b, repeated), builder,

@@ -296,6 +296,21 @@ def test_static_int8_without_calibration_is_an_error():
         pocket.export(model, (x,), quantize="int8")
 
 
+@pytest.mark.parametrize("calibration,message", [
+    (torch.randn(1, 3, 64, 64), r"calibration must be a list of samples \(each a tuple of inputs\), not a Tensor"),
+    ([(torch.randn(1, 3, 64, 64),), (torch.randint(0, 5, (1, 3, 64, 64)),)],
+     r"calibration sample 1, input 0: int64\[1, 3, 64, 64\], but the model takes float32 with 4 dims"),
+    ([(torch.randn(3, 64, 64),)], r"sample 0, input 0: float32\[3, 64, 64\], but the model takes float32 with 4 dims"),
+    ([("abc",)], r"calibration sample 0, input 0: not a tensor \(str\)"),
+    ([(torch.randn(1, 4, 64, 64),)], r"calibration sample 0 does not run through the model: .*4 channels"),
+    ([(torch.randn(1, 3, 64, 64), torch.randn(1))], r"calibration sample 0 has 2 inputs, the model takes 1"),
+])
+def test_bad_calibration_data_is_a_clear_error(calibration, message):
+    model, (x,) = models.resnet()
+    with pytest.raises(ExportError, match=message):
+        pocket.export(model, (x,), quantize="int8", calibration=calibration)
+
+
 def test_inspect_shows_quantization(tmp_path):
     from pocket.describe import describe, format_description
 

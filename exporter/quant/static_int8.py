@@ -105,22 +105,39 @@ def _calibrate(mg, convs, calibration) -> dict:
             return super().run_node(n)
 
     gm = torch.fx.GraphModule(torch.nn.Module(), mg.graph)
-    for sample in calibration:
+    for i, sample in enumerate(calibration):
         sample = sample if isinstance(sample, (tuple, list)) else (sample,)
         if len(sample) != len(mg.inputs):
-            raise ExportError(f"a calibration sample has {len(sample)} inputs, the model takes {len(mg.inputs)}")
+            raise ExportError(f"calibration sample {i} has {len(sample)} inputs, the model takes {len(mg.inputs)}")
         args = []
-        user = iter(sample)
+        user = enumerate(sample)
         for p in (n for n in mg.graph.nodes if n.op == "placeholder"):
             if p.name in mg.constants:
                 args.append(mg.constants[p.name])
             elif p.name in mg.buffers:
                 args.append(mg.buffer_values[mg.buffers[p.name]].clone())
             else:
-                args.append(torch.as_tensor(next(user)))
-        with torch.no_grad():
-            Recorder(gm).run(*args)
+                j, value = next(user)
+                args.append(_calibration_input(i, j, value, p.meta.get("val")))
+        try:
+            with torch.no_grad():
+                Recorder(gm).run(*args)
+        except Exception as e:
+            raise ExportError(f"calibration sample {i} does not run through the model: {str(e).splitlines()[0]}") from e
     return ranges
+
+
+def _calibration_input(i: int, j: int, value, example) -> torch.Tensor:
+    """Input j of calibration sample i as a tensor of the example input's dtype and rank."""
+    try:
+        t = torch.as_tensor(value)
+    except Exception as e:
+        raise ExportError(f"calibration sample {i}, input {j}: not a tensor ({type(value).__name__})") from e
+    if isinstance(example, torch.Tensor) and (t.dtype != example.dtype or t.dim() != example.dim()):
+        raise ExportError(f"calibration sample {i}, input {j}: {str(t.dtype).removeprefix('torch.')}"
+                          f"{list(t.shape)}, but the model takes {str(example.dtype).removeprefix('torch.')} "
+                          f"with {example.dim()} dims (example input {list(example.shape)})")
+    return t
 
 
 def _activation_params(lo: float, hi: float) -> tuple[float, int]:
