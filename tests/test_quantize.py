@@ -235,15 +235,35 @@ def test_transformer_encoder_quantizes_all_but_the_attention_output(scheme):
     fast-path checks, which the quantized layers answer with their dequantized weights."""
     model = models.Encoder().eval()
     tokens = torch.randint(0, 100, (2, 16), generator=torch.Generator().manual_seed(0))
-    skipped = r"left in fp32: encoder.layers.0.self_attn.out_proj \(MultiheadAttention reads its weight directly\)"
+    skipped = r"left in fp32: encoder.layers.0.self_attn \(MultiheadAttention computes with its weights itself\)"
     with pytest.warns(QuantizationWarning, match=skipped):
         program = pocket.export(model, (tokens,), quantize=scheme)
     with pytest.warns(QuantizationWarning, match=skipped):
         qmodel, report = quantize_modules(model, resolve(scheme))
-    assert report["linear"] == 5 and len(report["skipped"]) == 2  # 2 layers x (linear1, linear2), head
+    assert report["linear"] == 5 and len(report["skipped"]) == 2  # 2 layers x (linear1, linear2), head; 2 attentions
     want = qmodel(tokens).detach()  # (grad enabled: the layers' own path, as export traces it)
     got = pocket.Module.from_bytes(program.data).forward(tokens)
     torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-4)
+
+
+def test_recurrent_layers_stay_fp32_with_a_warning():
+    class Tagger(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.rnn, self.head = torch.nn.LSTM(16, 32, batch_first=True), torch.nn.Linear(32, 5)
+
+        def forward(self, x):
+            return self.head(self.rnn(x)[0])
+
+    model, x = Tagger().eval(), torch.randn(2, 7, 16)
+    with pytest.warns(QuantizationWarning, match=r"left in fp32: rnn \(LSTM computes with its weights itself\)"):
+        program = pocket.export(model, (x,), quantize="int8w")
+    with pytest.warns(QuantizationWarning, match="LSTM"):
+        qmodel, report = quantize_modules(model, resolve("int8w"))
+    assert report["linear"] == 1
+    with torch.no_grad():
+        want = qmodel(x)
+    torch.testing.assert_close(pocket.Module.from_bytes(program.data).forward(x), want, rtol=1e-5, atol=1e-5)
 
 
 def test_weight_read_directly_is_the_dequantized_weight():

@@ -21,7 +21,8 @@ GROUP_SIZES = (32, 64, 128, 256)
 @dataclasses.dataclass(frozen=True)
 class QuantConfig:
     """What to quantize and how. Layers whose width the group size does not divide stay fp32
-    (with a warning), as does nn.MultiheadAttention's out_proj (the attention reads its weight)."""
+    (with a warning), as do the weights nn.MultiheadAttention and the recurrent layers compute
+    with themselves (transform.py)."""
 
     name: str
     linear_bits: int | None = 4        # None: leave Linear layers in fp32

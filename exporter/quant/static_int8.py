@@ -1,4 +1,4 @@
-"""Static int8 for CNNs: every 1-d and 2-d convolution becomes an int8 convolution with
+"""Static int8 for CNNs: every 1-d and 2-d convolution (not transposed) becomes an int8 convolution with
 per-channel int8 weights and a per-tensor int8 quantization of its input, calibrated on user
 data: pocket::conv2d_q8_packed, with a ReLU or ReLU6 that follows fused as an output clamp (a
 1-d one runs as a 2-d one of height 1, between an unsqueeze and a squeeze). The weight

@@ -26,6 +26,9 @@ def quantize_modules(model: nn.Module, config: QuantConfig) -> tuple[nn.Module, 
     report = {"linear": 0, "embedding": 0, "skipped": []}
     act_mode = ACT_MODES[config.activations]
     for parent_name, parent in list(model.named_modules()):
+        if isinstance(parent, _OWN_WEIGHTS) and config.linear_bits:
+            report["skipped"].append(f"{parent_name or 'the model'} ({type(parent).__name__} computes with its "
+                                     "weights itself)")
         for name, child in list(parent.named_children()):
             full = f"{parent_name}.{name}" if parent_name else name
             if isinstance(child, nn.Linear) and config.linear_bits:
@@ -34,8 +37,7 @@ def quantize_modules(model: nn.Module, config: QuantConfig) -> tuple[nn.Module, 
                     report["skipped"].append(f"{full} (in_features {child.in_features} % group {fmt_group})")
                     continue
                 if _read_by_parent(child):
-                    report["skipped"].append(f"{full} ({type(parent).__name__} reads its weight directly)")
-                    continue
+                    continue  # (reported with its parent)
                 setattr(parent, name, QuantizedLinear(child, config.linear_format(child.in_features), act_mode))
                 report["linear"] += 1
             elif isinstance(child, nn.Embedding) and config.embedding_bits:
@@ -52,6 +54,11 @@ def quantize_modules(model: nn.Module, config: QuantConfig) -> tuple[nn.Module, 
         warnings.warn(f"'{config.name}' found no Linear or Embedding layers to quantize; the model stays fp32",
                       QuantizationWarning, stacklevel=3)
     return model, report
+
+
+# Modules that compute with their own weight tensors (not through Linear layers), which a
+# module swap cannot quantize: they stay fp32, named in the warning.
+_OWN_WEIGHTS = (nn.MultiheadAttention, nn.RNNBase)
 
 
 def _read_by_parent(linear: nn.Linear) -> bool:
