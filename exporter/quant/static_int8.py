@@ -1,10 +1,10 @@
-"""Static int8 for CNNs: every 1-d and 2-d convolution (not transposed) becomes an int8 convolution with
-per-channel int8 weights and a per-tensor int8 quantization of its input, calibrated on user
-data: pocket::conv2d_q8_packed, with a ReLU or ReLU6 that follows fused as an output clamp (a
-1-d one runs as a 2-d one of height 1, between an unsqueeze and a squeeze). The weight
-is stored in the int8 kernels' layout where a group has at least 4 output channels, else
-(depthwise) as OIHW, which those kernels read directly (a packed block of 16 channels would be
-mostly zeros).
+"""Static int8 for CNNs: every 1-d and 2-d convolution (not transposed) becomes an int8
+convolution with per-channel int8 weights and a per-tensor int8 quantization of its input,
+calibrated on user data: pocket::conv2d_q8_packed, with a ReLU or ReLU6 that follows fused as
+an output clamp (a 1-d one runs as a 2-d one of height 1, between an unsqueeze and a squeeze).
+The weight is stored in the int8 kernels' layout where a group has at least 4 output channels,
+else (depthwise) as OIHW, which those kernels read directly (a packed block of 16 channels
+would be mostly zeros).
 
 Why our own pass rather than PT2E's quantizer: the PT2E quantizers now live in torchao, whose
 releases pin their own torch versions, and their output (quantize/dequantize pairs around

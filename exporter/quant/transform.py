@@ -62,9 +62,9 @@ _OWN_WEIGHTS = (nn.MultiheadAttention, nn.RNNBase)
 
 
 def _read_by_parent(linear: nn.Linear) -> bool:
-    """Whether the layer's parent reads its weight itself instead of calling it, so a quantized
-    stand-in (which has no fp32 weight) cannot take its place: nn.MultiheadAttention's out_proj,
-    which PyTorch types NonDynamicallyQuantizableLinear for that reason."""
+    """Whether the layer's parent computes with its weight itself instead of calling it
+    (nn.MultiheadAttention's out_proj, which PyTorch types NonDynamicallyQuantizableLinear for
+    that reason): a quantized stand-in would only be dequantized at every run, so it stays."""
     return isinstance(linear, nn.modules.linear.NonDynamicallyQuantizableLinear)
 
 
