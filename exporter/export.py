@@ -19,7 +19,7 @@ from pocket.exporter.errors import ExportError
 from pocket.exporter.passes import run_passes
 from pocket.exporter.plan import plan
 from pocket.exporter.quant.config import QuantConfig, resolve
-from pocket.exporter.quant.transform import quantize_modules
+from pocket.exporter.quant.transform import QuantizationWarning, quantize_modules
 from pocket.exporter.repeat import Stack, plan_stack, repeat_layers, traced_layers
 from pocket.exporter.serialize import serialize
 from pocket.exporter.workers import export_methods, jobs
@@ -198,10 +198,15 @@ def export(model: torch.nn.Module | Callable | None, example_inputs: tuple = (),
                           f"{type(calibration).__name__}")
     calibration = (calibration or []) if config is not None and config.static_int8_conv else None
     exported = export_methods(list(specs.items()),
-                              lambda name, spec, b: _export_method(name, *spec, calibration, b, repeated), builder,
-                              lambda: _ProgramBuilder(builder.constants), jobs(len(specs)))
+                              lambda name, spec, b: _export_method(name, *spec, calibration, b, repeated, config),
+                              builder, lambda: _ProgramBuilder(builder.constants), jobs(len(specs)))
     for name, (method, summary_methods[name]) in zip(specs, exported):
         program.methods.append(method)
+    if config is not None and not any(op.startswith(QUANTIZED_OPS) for s in summary_methods.values()
+                                      for op in s["ops"]):
+        kinds = "Linear or Embedding layers, linear weights" + (", convolutions" if config.static_int8_conv else "")
+        warnings.warn(f"'{config.name}' found nothing it quantizes ({kinds}); the model stays fp32",
+                      QuantizationWarning, stacklevel=2)
     program.methods.sort(key=lambda m: m.name)  # the schema keys methods by name
     if config is not None:
         metadata = {**(metadata or {}), "quantization": config.describe()}
@@ -220,11 +225,15 @@ def export(model: torch.nn.Module | Callable | None, example_inputs: tuple = (),
     return Program(data, summary)
 
 
+# What a quantized program runs (any of them: something was quantized).
+QUANTIZED_OPS = ("pocket::linear_q", "pocket::embedding_q", "pocket::conv2d_q8")
+
+
 def _export_method(name: str, fn, inputs: tuple, shapes, calibration: list | None, builder: _ProgramBuilder,
-                   repeated: str | None = None):
+                   repeated: str | None = None, quant: QuantConfig | None = None):
     """One method through capture -> decompose -> passes -> emit -> plan: (MethodT, summary).
     `calibration` (a list, maybe empty) also quantizes its convolutions to static int8;
-    `repeated`: see export()."""
+    `repeated`: see export(); `quant`: the linears left after the module swap are quantized."""
     start = time.perf_counter()
     stack = None
     if repeated is not None:
@@ -237,7 +246,7 @@ def _export_method(name: str, fn, inputs: tuple, shapes, calibration: list | Non
         if stack is not None and not repeat_layers(mg, stack):
             mg = _capture(name, fn, inputs, shapes, builder, None)
     log.info("method '%s': passes", name)
-    n = run_passes(mg, calibration)
+    n = run_passes(mg, calibration, quant)
     if calibration is not None:
         log.info("method '%s': %d convolutions quantized to int8", name, n)
     log.info("method '%s': emitting and planning", name)

@@ -1,6 +1,7 @@
 """Quantized export: the runtime matches the same quantized model run eagerly, files shrink,
 and bad settings are clear errors or warnings."""
 
+import copy
 import warnings
 
 import pytest
@@ -10,6 +11,7 @@ import pocket
 from examples import models
 from pocket.exporter import ExportError, QuantConfig
 from pocket.exporter.quant.config import resolve
+from pocket.exporter.quant.formats import WeightFormat, dequantize, quantize
 from pocket.exporter.quant.transform import QuantizationWarning, quantize_modules
 from pocket.llm.models import LlmConfig, Transformer, export_llm
 from random_models import tiny_llm
@@ -228,25 +230,54 @@ def test_int8_conv1d_is_the_conv2d_of_height_one():
         assert (got - eager).abs().max() <= 0.1 * eager.abs().max() + 0.02  # int8 against fp32
 
 
+def _weights_as_stored(model, config):
+    """A copy of `model` whose Linear, attention projection and embedding weights are the ones
+    the scheme stores, dequantized: with fp32 activations (int8w) what the program computes."""
+    model = copy.deepcopy(model)
+
+    def as_stored(w, fmt):
+        w.copy_(dequantize(*quantize(w, fmt), fmt))
+
+    with torch.no_grad():
+        for m in model.modules():
+            if isinstance(m, torch.nn.Linear):
+                as_stored(m.weight, config.linear_format(m.in_features))
+            elif isinstance(m, torch.nn.MultiheadAttention):
+                as_stored(m.in_proj_weight, config.linear_format(m.embed_dim))
+            elif isinstance(m, torch.nn.RNNBase):
+                for name, w in m.named_parameters():
+                    if name.startswith("weight_"):
+                        as_stored(w, config.linear_format(w.shape[1]))
+            elif isinstance(m, torch.nn.Embedding):
+                as_stored(m.weight, WeightFormat(config.embedding_bits, config.embedding_group_size, True))
+    return model
+
+
 @pytest.mark.parametrize("scheme", ["8da4w", "int8w"])
-def test_transformer_encoder_quantizes_all_but_the_attention_output(scheme):
-    """nn.MultiheadAttention computes with its out_proj's weight itself, so that layer stays fp32
-    (with a warning); nn.TransformerEncoderLayer reads its feed-forward layers' weights for its
-    fast-path checks, which the quantized layers answer with their dequantized weights."""
+def test_transformer_encoder_is_quantized_attention_included(scheme):
+    """nn.MultiheadAttention computes with its projection weights itself: the module swap leaves
+    them (out_proj too) and the exported graph's linears of them are quantized instead;
+    nn.TransformerEncoderLayer reads its feed-forward layers' weights for its fast-path checks,
+    which the swapped layers answer with their dequantized weights."""
     model = models.Encoder().eval()
     tokens = torch.randint(0, 100, (2, 16), generator=torch.Generator().manual_seed(0))
-    skipped = r"left in fp32: encoder.layers.0.self_attn \(MultiheadAttention computes with its weights itself\)"
-    with pytest.warns(QuantizationWarning, match=skipped):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", QuantizationWarning)  # nothing left in fp32
         program = pocket.export(model, (tokens,), quantize=scheme)
-    with pytest.warns(QuantizationWarning, match=skipped):
-        qmodel, report = quantize_modules(model, resolve(scheme))
-    assert report["linear"] == 5 and len(report["skipped"]) == 2  # 2 layers x (linear1, linear2), head; 2 attentions
-    want = qmodel(tokens).detach()  # (grad enabled: the layers' own path, as export traces it)
-    got = pocket.Module.from_bytes(program.data).forward(tokens)
-    torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-4)
+    ops = ops_of(program, "forward")
+    assert "aten::linear" not in ops and "pocket::linear_q" in ops, ops
+    assert program.summary["constant_bytes"] < 0.4 * pocket.export(model, (tokens,)).summary["constant_bytes"]
+    got = torch.as_tensor(pocket.Module.from_bytes(program.data).forward(tokens))
+    with torch.no_grad():
+        eager = model(tokens)
+        if scheme == "int8w":  # fp32 activations: the stored weights give the same result
+            torch.testing.assert_close(got, _weights_as_stored(model, resolve(scheme))(tokens), rtol=1e-5, atol=1e-5)
+    assert (got - eager).abs().max() <= 0.25 * eager.abs().max()  # int4 weights, int8 activations
 
 
-def test_recurrent_layers_stay_fp32_with_a_warning():
+def test_recurrent_layers_are_quantized():
+    """nn.LSTM computes with its own weight tensors (no Linear to swap); its exported graph's
+    linears of them are quantized."""
     class Tagger(torch.nn.Module):
         def __init__(self):
             super().__init__()
@@ -256,13 +287,11 @@ def test_recurrent_layers_stay_fp32_with_a_warning():
             return self.head(self.rnn(x)[0])
 
     model, x = Tagger().eval(), torch.randn(2, 7, 16)
-    with pytest.warns(QuantizationWarning, match=r"left in fp32: rnn \(LSTM computes with its weights itself\)"):
-        program = pocket.export(model, (x,), quantize="int8w")
-    with pytest.warns(QuantizationWarning, match="LSTM"):
-        qmodel, report = quantize_modules(model, resolve("int8w"))
-    assert report["linear"] == 1
+    program = pocket.export(model, (x,), quantize="int8w")
+    assert "aten::linear" not in ops_of(program, "forward")
+    assert program.summary["constant_bytes"] < 0.4 * pocket.export(model, (x,)).summary["constant_bytes"]
     with torch.no_grad():
-        want = qmodel(x)
+        want = _weights_as_stored(model, resolve("int8w"))(x)
     torch.testing.assert_close(pocket.Module.from_bytes(program.data).forward(x), want, rtol=1e-5, atol=1e-5)
 
 
@@ -306,7 +335,8 @@ def test_group_size_that_does_not_divide_warns_and_keeps_fp32():
 
 
 def test_model_without_linear_layers_warns():
-    with pytest.warns(QuantizationWarning, match="found no Linear or Embedding layers"):
+    with pytest.warns(QuantizationWarning, match=r"'8da4w' found nothing it quantizes \(Linear or Embedding "
+                      r"layers, linear weights\); the model stays fp32"):
         pocket.export(torch.nn.ReLU(), (torch.randn(3),), quantize="8da4w")
 
 

@@ -10,9 +10,10 @@ from pocket.exporter.passes.pack_linear import pack_linear_q
 from pocket.exporter.passes.reinplace import reinplace
 
 
-def run_passes(mg, int8_calibration: list | None = None) -> int:
+def run_passes(mg, int8_calibration: list | None = None, quant=None) -> int:
     """Runs the passes; with `int8_calibration` (a list, maybe empty) also static int8
-    quantization of the convolutions. Returns how many convolutions were quantized."""
+    quantization of the convolutions, with `quant` (a QuantConfig) that of the linears the
+    module swap left (quant/graph_linear.py). Returns how many convolutions were quantized."""
     drop_asserts(mg)
     fold_batchnorm(mg)
     constant_fold(mg)
@@ -21,6 +22,10 @@ def run_passes(mg, int8_calibration: list | None = None) -> int:
         from pocket.exporter.quant.static_int8 import quantize_convolutions
 
         quantized = quantize_convolutions(mg, int8_calibration)
+    if quant is not None:
+        from pocket.exporter.quant.graph_linear import quantize_graph_linears
+
+        quantize_graph_linears(mg, quant)
     fuse_conv_activation(mg)
     channels_last(mg)
     pack_linear_q(mg)

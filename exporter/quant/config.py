@@ -21,8 +21,9 @@ GROUP_SIZES = (32, 64, 128, 256)
 @dataclasses.dataclass(frozen=True)
 class QuantConfig:
     """What to quantize and how. Layers whose width the group size does not divide stay fp32
-    (with a warning), as do the weights nn.MultiheadAttention and the recurrent layers compute
-    with themselves (transform.py)."""
+    (with a warning). Linear layers are swapped (transform.py); the constant weights a model
+    applies as linears itself (attention, recurrent layers) are quantized in the exported graph
+    (graph_linear.py)."""
 
     name: str
     linear_bits: int | None = 4        # None: leave Linear layers in fp32

@@ -26,9 +26,6 @@ def quantize_modules(model: nn.Module, config: QuantConfig) -> tuple[nn.Module, 
     report = {"linear": 0, "embedding": 0, "skipped": []}
     act_mode = ACT_MODES[config.activations]
     for parent_name, parent in list(model.named_modules()):
-        if isinstance(parent, _OWN_WEIGHTS) and config.linear_bits:
-            report["skipped"].append(f"{parent_name or 'the model'} ({type(parent).__name__} computes with its "
-                                     "weights itself)")
         for name, child in list(parent.named_children()):
             full = f"{parent_name}.{name}" if parent_name else name
             if isinstance(child, nn.Linear) and config.linear_bits:
@@ -50,21 +47,14 @@ def quantize_modules(model: nn.Module, config: QuantConfig) -> tuple[nn.Module, 
                 report["embedding"] += 1
     if report["skipped"]:
         warnings.warn(f"left in fp32: {', '.join(report['skipped'])}", QuantizationWarning, stacklevel=3)
-    if not report["linear"] and not report["embedding"] and not config.static_int8_conv:
-        warnings.warn(f"'{config.name}' found no Linear or Embedding layers to quantize; the model stays fp32",
-                      QuantizationWarning, stacklevel=3)
     return model, report
-
-
-# Modules that compute with their own weight tensors (not through Linear layers), which a
-# module swap cannot quantize: they stay fp32, named in the warning.
-_OWN_WEIGHTS = (nn.MultiheadAttention, nn.RNNBase)
 
 
 def _read_by_parent(linear: nn.Linear) -> bool:
     """Whether the layer's parent computes with its weight itself instead of calling it
     (nn.MultiheadAttention's out_proj, which PyTorch types NonDynamicallyQuantizableLinear for
-    that reason): a quantized stand-in would only be dequantized at every run, so it stays."""
+    that reason): a stand-in would be dequantized at every run, so it stays, and the exported
+    graph's aten.linear of its weight is quantized instead (graph_linear.py)."""
     return isinstance(linear, nn.modules.linear.NonDynamicallyQuantizableLinear)
 
 
