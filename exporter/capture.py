@@ -43,6 +43,11 @@ class MethodGraph:
         self.constants[node.name] = value
         return node
 
+    def constant(self, node) -> torch.Tensor | None:
+        """The value of `node` when it is a constant placeholder of the graph, else None (any
+        other node, or an argument that is not a node)."""
+        return self.constants.get(node.name) if isinstance(node, torch.fx.Node) else None
+
     def replace_uses(self, old: torch.fx.Node, new: torch.fx.Node, keep=None) -> None:
         """Every use of `old` becomes `new`: in the graph (but by the users `keep(user)` is true
         for), and in the method's outputs and buffer mutations (plain lists, not uses the graph

@@ -148,11 +148,9 @@ def _conv_args(node, mg):
         return None
     if not isinstance(xval, torch.Tensor) or xval.dim() != 4:
         return None
-    if not isinstance(w, torch.fx.Node) or w.name not in mg.constants:
+    wt = mg.constant(w)
+    if wt is None or (b is not None and mg.constant(b) is None):
         return None
-    if b is not None and (not isinstance(b, torch.fx.Node) or b.name not in mg.constants):
-        return None
-    wt = mg.constants[w.name]
     cout, cin_g = wt.shape[:2]
     if not (groups == 1 or (cin_g == 1 and groups == cout == xval.shape[1])):
         return None
@@ -189,10 +187,9 @@ def _q8_convertible(node, mg) -> bool:
     if node.target is not torch.ops.pocket.conv2d_q8_packed.default:
         return False
     xval, w, groups = getattr(node.args[0], "meta", {}).get("val"), node.args[1], node.args[10]
-    if not (isinstance(xval, torch.Tensor) and xval.dim() == 4 and xval.dtype == torch.float32
-            and isinstance(w, torch.fx.Node) and w.name in mg.constants):
+    wt = mg.constant(w)
+    if not (isinstance(xval, torch.Tensor) and xval.dim() == 4 and xval.dtype == torch.float32 and wt is not None):
         return False
-    wt = mg.constants[w.name]
     return (groups == 1 and wt.dim() == 6) or (wt.dim() == 4 and groups == xval.shape[1] == wt.shape[0])
 
 

@@ -26,9 +26,9 @@ def pack_linear_q(mg) -> int:
     from pocket.exporter.quant import ops
 
     def key(node):
-        if not isinstance(node, torch.fx.Node) or node.name not in mg.constants:
+        t = mg.constant(node)
+        if t is None:
             return None
-        t = mg.constants[node.name]
         return tuple(t.shape), t.dtype, mg.shared.digest(t)  # hashed once per program
 
     users = defaultdict(list)  # (qweight, scales, mins) content -> [linear_q / embedding_q nodes]

@@ -26,9 +26,9 @@ def quantize_graph_linears(mg, config: QuantConfig) -> int:
             continue
         x, w, *rest = node.args
         bias = rest[0] if rest else None
-        if not _constant(mg, w) or (bias is not None and not _constant(mg, bias)):
+        weight = mg.constant(w)
+        if weight is None or (bias is not None and mg.constant(bias) is None):
             continue
-        weight = mg.constants[w.name]
         k = weight.shape[-1]
         if weight.dim() != 2 or weight.dtype != torch.float32 or k % (config.linear_group_size or k):
             continue  # (a width the group size does not divide stays fp32, as in the module swap)
@@ -46,7 +46,3 @@ def quantize_graph_linears(mg, config: QuantConfig) -> int:
         mg.graph.erase_node(node)
         n += 1
     return n
-
-
-def _constant(mg, node) -> bool:
-    return isinstance(node, torch.fx.Node) and node.name in mg.constants

@@ -88,8 +88,9 @@ def _eligible(node, mg) -> bool:
         return False
     x, w, b, *_rest = node.args
     transposed = node.args[6]
-    return (not transposed and isinstance(w, torch.fx.Node) and w.name in mg.constants
-            and mg.constants[w.name].dim() in (3, 4) and (b is None or b.name in mg.constants))
+    weight = mg.constant(w)
+    return (not transposed and weight is not None and weight.dim() in (3, 4)
+            and (b is None or mg.constant(b) is not None))
 
 
 def _calibrate(mg, convs, calibration) -> dict:
