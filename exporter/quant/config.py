@@ -34,6 +34,10 @@ class QuantConfig:
     embedding_group_size: int = 32
     static_int8_conv: bool = False     # int8 convolutions calibrated on data
 
+    def linear_fits(self, in_features: int) -> bool:
+        """Whether the group size divides a Linear's width (per channel: always)."""
+        return not in_features % (self.linear_group_size or in_features)
+
     def linear_format(self, in_features: int) -> WeightFormat:
         return WeightFormat(self.linear_bits, self.linear_group_size or in_features, self.linear_symmetric)
 

@@ -30,7 +30,7 @@ def quantize_graph_linears(mg, config: QuantConfig) -> int:
         if weight is None or (bias is not None and mg.constant(bias) is None):
             continue
         k = weight.shape[-1]
-        if weight.dim() != 2 or weight.dtype != torch.float32 or k % (config.linear_group_size or k):
+        if weight.dim() != 2 or weight.dtype != torch.float32 or not config.linear_fits(k):
             continue  # (a width the group size does not divide stays fp32, as in the module swap)
         fmt = config.linear_format(k)
         if w.name not in quantized:

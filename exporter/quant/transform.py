@@ -29,12 +29,12 @@ def quantize_modules(model: nn.Module, config: QuantConfig) -> tuple[nn.Module, 
         for name, child in list(parent.named_children()):
             full = f"{parent_name}.{name}" if parent_name else name
             if isinstance(child, nn.Linear) and config.linear_bits:
-                fmt_group = config.linear_group_size or child.in_features
-                if child.in_features % fmt_group:
-                    report["skipped"].append(f"{full} (in_features {child.in_features} % group {fmt_group})")
+                if not config.linear_fits(child.in_features):
+                    report["skipped"].append(f"{full} (in_features {child.in_features} % group "
+                                             f"{config.linear_group_size})")
                     continue
                 if _read_by_parent(child):
-                    continue  # (reported with its parent)
+                    continue  # (its graph's aten.linear is quantized: graph_linear.py)
                 setattr(parent, name, QuantizedLinear(child, config.linear_format(child.in_features), act_mode))
                 report["linear"] += 1
             elif isinstance(child, nn.Embedding) and config.embedding_bits:
@@ -64,8 +64,7 @@ def _replaced_weights(model: nn.Module, config: QuantConfig) -> dict:
     replaced, kept = {}, set()
     for m in model.modules():
         if isinstance(m, nn.Linear):
-            quantized = (config.linear_bits and not m.in_features % (config.linear_group_size or m.in_features)
-                         and not _read_by_parent(m))
+            quantized = config.linear_bits and config.linear_fits(m.in_features) and not _read_by_parent(m)
         elif isinstance(m, nn.Embedding):
             quantized = config.embedding_bits and not m.embedding_dim % config.embedding_group_size
         else:
