@@ -315,6 +315,41 @@ def test_weight_read_directly_is_the_dequantized_weight():
     assert "pocket::linear_q" in ops_of(program, "forward")
 
 
+def test_matrix_products_by_constant_weights_are_quantized():
+    """x @ w.t() and torch.matmul(x, w) on parameters export as aten.mm (3-d x: between views)
+    and addmm; each is quantized as the linear it is, its weight being the constant operand
+    transposed."""
+    class Products(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            g = torch.Generator().manual_seed(0)
+            self.w1 = torch.nn.Parameter(torch.randn(64, 32, generator=g))  # (out, in)
+            self.w2 = torch.nn.Parameter(torch.randn(64, 48, generator=g))  # (in, out)
+            self.b1, self.b2 = torch.nn.Parameter(torch.randn(48, generator=g)), torch.nn.Parameter(torch.randn(8))
+            self.w3 = torch.nn.Parameter(torch.randn(48, 8, generator=g))
+
+        def forward(self, x):
+            h = torch.relu(x @ self.w1.t())
+            h = torch.matmul(h, self.w2) + self.b1
+            return torch.addmm(self.b2, h.reshape(-1, 48), self.w3)
+
+    model = Products().eval()
+    for x in (torch.randn(4, 32), torch.randn(2, 5, 32)):
+        program = pocket.export(model, (x,), quantize="int8w")
+        ops = ops_of(program, "forward")
+        assert "aten::mm" not in ops and "aten::addmm" not in ops and "pocket::linear_q" in ops, ops
+        assert program.summary["constant_bytes"] < 0.4 * pocket.export(model, (x,)).summary["constant_bytes"]
+        config = resolve("int8w")
+        linear = {"w1": model.w1, "w2": model.w2.t(), "w3": model.w3.t()}  # (out, in) weights
+        stored = {k: dequantize(*quantize(w.detach().contiguous(), config.linear_format(w.shape[1])),
+                                config.linear_format(w.shape[1])) for k, w in linear.items()}
+        with torch.no_grad():
+            h = torch.relu(x @ stored["w1"].t())
+            want = torch.addmm(model.b2, (h @ stored["w2"].t() + model.b1).reshape(-1, 48), stored["w3"].t())
+        got = torch.as_tensor(pocket.Module.from_bytes(program.data).forward(x))  # fp32 sums in another order:
+        torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-5 * float(want.abs().max()))  # 1e-5 of the scale
+
+
 def test_unknown_scheme_is_an_error():
     model, (x,) = models.mlp()
     with pytest.raises(ExportError, match="unknown quantization scheme 'int3'"):
