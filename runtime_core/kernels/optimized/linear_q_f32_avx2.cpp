@@ -52,7 +52,10 @@ POCKET_TARGET inline __m256 dequant(__m256i q, __m256 s, __m256 mn) {
 
 struct Avx2 {
   using V = __m256;
-  static constexpr int kParts = 2, kCols = 16, kNr2 = 2;
+  // kChains1 1: with two accumulators per weight row the one-row tile's 8 sums, the rows'
+  // scales and mins did not fit the 16 registers, and GCC kept the sums on the stack (a store
+  // and a load per sum per step).
+  static constexpr int kParts = 2, kCols = 16, kNr2 = 2, kChains1 = 1;
   // The column of x that feeds lane i of 16 unpacked nibbles: the even columns, then the odd.
   static constexpr int x_column(int i) { return i < 8 ? 2 * i : 2 * (i - 8) + 1; }
   struct Deq {

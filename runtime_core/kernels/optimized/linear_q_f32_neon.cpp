@@ -68,7 +68,7 @@ inline void dequant16(const uint8_t* row, int64_t col, float32x4_t s, float32x4_
 
 struct Neon {
   using V = float32x4_t;
-  static constexpr int kParts = 4, kCols = 16, kNr2 = 2;
+  static constexpr int kParts = 4, kCols = 16, kNr2 = 2, kChains1 = 4;
   // The column of x that feeds lane i of 16 unpacked nibbles: the even columns, then the odd.
   static constexpr int x_column(int i) { return i < 8 ? 2 * i : 2 * (i - 8) + 1; }
   struct Deq {
