@@ -350,6 +350,30 @@ def test_matrix_products_by_constant_weights_are_quantized():
         torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-5 * float(want.abs().max()))  # 1e-5 of the scale
 
 
+@pytest.mark.parametrize("scheme", ["8da4w", "int8w"])
+def test_embedding_read_as_output_layer(scheme):
+    """An output layer tied by hand to the embedding table (x @ emb.weight.t()) reads the
+    quantized Embedding's .weight: the table it looks rows up in, dequantized."""
+    class TiedLM(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.emb, self.fc = torch.nn.Embedding(64, 32), torch.nn.Linear(32, 32)
+
+        def forward(self, ids):
+            return torch.relu(self.fc(self.emb(ids))) @ self.emb.weight.t()
+
+    model, ids = TiedLM().eval(), torch.randint(0, 64, (2, 5), generator=torch.Generator().manual_seed(0))
+    program = pocket.export(model, (ids,), quantize=scheme)
+    assert "pocket::embedding_q" in ops_of(program, "forward")
+    got = torch.as_tensor(pocket.Module.from_bytes(program.data).forward(ids))
+    with torch.no_grad():
+        stored = _weights_as_stored(model, resolve(scheme))  # (copies: model keeps its weights)
+        if scheme == "int8w":  # fp32 activations: the stored weights give the same result
+            torch.testing.assert_close(got, stored(ids), rtol=1e-5, atol=1e-5)
+        eager = model(ids)
+    assert (got - eager).abs().max() <= (0.05 if scheme == "int8w" else 0.25) * eager.abs().max()  # 8- / 4-bit
+
+
 def test_unknown_scheme_is_an_error():
     model, (x,) = models.mlp()
     with pytest.raises(ExportError, match="unknown quantization scheme 'int3'"):

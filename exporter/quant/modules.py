@@ -71,3 +71,10 @@ class QuantizedEmbedding(nn.Module):
 
     def forward(self, indices):
         return ops.embedding_q(self.qweight, self.scales, self.mins, indices, self.fmt.bits, self.fmt.group_size)
+
+    @property
+    def weight(self) -> torch.Tensor:
+        """The table the layer looks rows up in, dequantized to fp32, for code that reads an
+        Embedding's weight (an output layer tied by hand: x @ emb.weight.t()). As for
+        QuantizedLinear.weight, the program dequantizes the stored table when it runs."""
+        return dequantize(self.qweight, self.scales, self.mins, self.fmt)
