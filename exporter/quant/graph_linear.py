@@ -60,13 +60,11 @@ def _as_linear(mg, node):
                                             node.kwargs.get("beta", 1) == 1 and node.kwargs.get("alpha", 1) == 1):
         bias, (x, w) = (node.args[0], node.args[1:]) if node.target is aten.addmm.default else (None, node.args)
         weight, key = mg.constant(w), f"{getattr(w, 'name', '')}_t"
-        if weight is None or weight.dim() != 2:
-            return None
-        weight = weight.t().contiguous()
+        if weight is not None and weight.dim() == 2:
+            weight = weight.t().contiguous()
     else:
         return None
-    if weight is None or (bias is not None and mg.constant(bias) is None):
-        return None
-    if bias is not None and tuple(mg.constant(bias).shape) != (weight.shape[0],):
+    b = None if bias is None else mg.constant(bias)
+    if weight is None or (bias is not None and (b is None or tuple(b.shape) != (weight.shape[0],))):
         return None  # (addmm's bias may broadcast over rows too: not a linear's)
     return x, key, weight, bias
