@@ -350,21 +350,54 @@ def test_matrix_products_by_constant_weights_are_quantized():
         torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-5 * float(want.abs().max()))  # 1e-5 of the scale
 
 
+def test_weights_computed_from_constants_are_quantized():
+    """A weight the model computes from constants alone in forward (here float16 parameters
+    cast to float32, which constant folding leaves because the result is larger) is evaluated
+    at export and quantized like a constant one, in a linear and in a matrix product."""
+    class HalfWeights(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            g = torch.Generator().manual_seed(0)
+            self.w1 = torch.nn.Parameter(torch.randn(64, 64, generator=g).half(), requires_grad=False)
+            self.w2 = torch.nn.Parameter(torch.randn(48, 64, generator=g).half(), requires_grad=False)
+
+        def forward(self, x):
+            return torch.nn.functional.linear(x, self.w1.float()) @ self.w2.float().t()
+
+    model, x = HalfWeights().eval(), torch.randn(3, 64)
+    program = pocket.export(model, (x,), quantize="int8w")
+    assert set(ops_of(program, "forward")) == {"pocket::linear_q"}, ops_of(program, "forward")
+    config = resolve("int8w")
+    w1, w2 = (dequantize(*quantize(w.float(), config.linear_format(64)), config.linear_format(64))
+              for w in (model.w1, model.w2))
+    want = x @ w1.t() @ w2.t()
+    got = torch.as_tensor(pocket.Module.from_bytes(program.data).forward(x))
+    torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-5 * float(want.abs().max()))
+
+
+@pytest.mark.parametrize("tie", ["matmul", "linear"])
 @pytest.mark.parametrize("scheme", ["8da4w", "int8w"])
-def test_embedding_read_as_output_layer(scheme):
-    """An output layer tied by hand to the embedding table (x @ emb.weight.t()) reads the
-    quantized Embedding's .weight: the table it looks rows up in, dequantized."""
+def test_embedding_read_as_output_layer(scheme, tie):
+    """An output layer tied by hand to the embedding table (x @ emb.weight.t(), or
+    F.linear(x, emb.weight)) reads the quantized Embedding's .weight: the table it looks rows up
+    in, dequantized. The program computes it as a linear_q of the stored table itself: no fp32
+    table rebuilt per forward, no second copy of the table in the file."""
     class TiedLM(torch.nn.Module):
         def __init__(self):
             super().__init__()
-            self.emb, self.fc = torch.nn.Embedding(64, 32), torch.nn.Linear(32, 32)
+            self.emb, self.fc = torch.nn.Embedding(256, 64), torch.nn.Linear(64, 64)
 
         def forward(self, ids):
-            return torch.relu(self.fc(self.emb(ids))) @ self.emb.weight.t()
+            h = torch.relu(self.fc(self.emb(ids)))
+            return h @ self.emb.weight.t() if tie == "matmul" else torch.nn.functional.linear(h, self.emb.weight)
 
-    model, ids = TiedLM().eval(), torch.randint(0, 64, (2, 5), generator=torch.Generator().manual_seed(0))
+    model, ids = TiedLM().eval(), torch.randint(0, 256, (2, 5), generator=torch.Generator().manual_seed(0))
     program = pocket.export(model, (ids,), quantize=scheme)
-    assert "pocket::embedding_q" in ops_of(program, "forward")
+    ops = ops_of(program, "forward")
+    assert {"pocket::embedding_q", "pocket::linear_q"} <= set(ops) or "pocket::linear_q_packed" in ops, ops
+    assert not {"aten::mm", "aten::linear", "aten::arange.start_step"} & set(ops), ops
+    table_bytes = 256 * 64 * (0.5 if scheme == "8da4w" else 1)
+    assert program.summary["constant_bytes"] < 1.5 * table_bytes + 64 * 64 * 4 + 4096  # the table once, fc in fp32
     got = torch.as_tensor(pocket.Module.from_bytes(program.data).forward(ids))
     with torch.no_grad():
         stored = _weights_as_stored(model, resolve(scheme))  # (copies: model keeps its weights)

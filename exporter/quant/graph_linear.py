@@ -2,16 +2,18 @@
 weight is a constant of the graph, such as nn.MultiheadAttention's projections (the attention
 computes with its own weight tensors), and matrix products by a constant on the right
 (`x @ w.t()`, `torch.matmul(x, w)`: aten.mm, or aten.addmm with a constant bias, whose
-constant (in, out) operand is the transposed weight of a linear). Runs after constant folding
-and before packing; each gets the scheme's weight format and activation mode, as a swapped
-nn.Linear does. A weight that several of them read is quantized once."""
+constant (in, out) operand is the transposed weight of a linear). A weight may also be computed
+from constants in the graph (evaluated here), or be a quantized Embedding's table read whole
+(an output layer tied to it: a linear_q of the table's own constants and format). Runs after
+constant folding and before packing; each gets the scheme's weight format and activation
+mode, as a swapped nn.Linear does. A weight that several of them read is quantized once."""
 
 from __future__ import annotations
 
 import torch
 
 from pocket.exporter.quant.config import QuantConfig
-from pocket.exporter.quant.formats import quantize
+from pocket.exporter.quant.formats import WeightFormat, quantize
 from pocket.exporter.quant.ops import ACT_MODES
 
 aten = torch.ops.aten
@@ -28,15 +30,19 @@ def quantize_graph_linears(mg, config: QuantConfig) -> int:
         if matched is None:
             continue
         x, w, weight, bias = matched
-        k = weight.shape[-1]
-        if weight.dim() != 2 or weight.dtype != torch.float32 or not config.linear_fits(k):
-            continue  # (a width the group size does not divide stays fp32, as in the module swap)
-        fmt = config.linear_format(k)
-        if w not in quantized:
-            parts = quantize(weight, fmt)
-            quantized[w] = tuple(None if t is None else mg.add_constant(f"{w}_{suffix}", t)
-                                 for suffix, t in zip(("q", "scales", "mins"), parts))
-        qweight, scales, mins = quantized[w]
+        if isinstance(weight, tuple):  # a stored table: its own constants and format
+            *parts, fmt = weight
+            qweight, scales, mins = parts
+        else:
+            k = weight.shape[-1]
+            if weight.dim() != 2 or weight.dtype != torch.float32 or not config.linear_fits(k):
+                continue  # (a width the group size does not divide stays fp32, as in the module swap)
+            fmt = config.linear_format(k)
+            if w not in quantized:
+                parts = quantize(weight, fmt)
+                quantized[w] = tuple(None if t is None else mg.add_constant(f"{w}_{suffix}", t)
+                                     for suffix, t in zip(("q", "scales", "mins"), parts))
+            qweight, scales, mins = quantized[w]
         args = (x, qweight, scales, mins, bias, fmt.bits, fmt.group_size, ACT_MODES[config.activations])
         with mg.graph.inserting_before(node):
             new = mg.graph.call_function(torch.ops.pocket.linear_q.default, args)
@@ -48,23 +54,72 @@ def quantize_graph_linears(mg, config: QuantConfig) -> int:
 
 
 def _as_linear(mg, node):
-    """(x, weight key, (out, in) weight, bias node or None) when `node` computes a linear of x by
+    """(x, weight key, weight, bias node or None) when `node` computes a linear of x by
     constants: aten.linear(x, W[, b]), aten.mm(x, B) and aten.addmm(b, x, B) with B = W.t()
-    (addmm with the default beta and alpha); else None."""
+    (addmm with the default beta and alpha); else None. The weight is W (out, in) as a tensor,
+    computed from constants alone where it is not one (_constant_value), or, where W is a
+    quantized table read whole (_stored_table), that table's (qweight, scales, mins, format)."""
     if node.op != "call_function":
         return None
     if node.target is aten.linear.default:
         x, w, *rest = node.args
-        bias, weight, key = rest[0] if rest else None, mg.constant(w), getattr(w, "name", None)
+        bias, table, key = rest[0] if rest else None, _stored_table(mg, w), getattr(w, "name", None)
+        weight = table or _constant_value(mg, w)
     elif node.target is aten.mm.default or (node.target is aten.addmm.default and len(node.args) == 3 and
                                             node.kwargs.get("beta", 1) == 1 and node.kwargs.get("alpha", 1) == 1):
         bias, (x, w) = (node.args[0], node.args[1:]) if node.target is aten.addmm.default else (None, node.args)
-        weight, key = mg.constant(w), f"{getattr(w, 'name', '')}_t"
-        if weight is not None and weight.dim() == 2:
-            weight = weight.t().contiguous()
+        key = f"{getattr(w, 'name', '')}_t"
+        transposed = isinstance(w, torch.fx.Node) and w.target is aten.permute.default and list(w.args[1]) == [1, 0]
+        weight = _stored_table(mg, w.args[0]) if transposed else None
+        if weight is None:
+            weight = _constant_value(mg, w)
+            if weight is not None and weight.dim() == 2:
+                weight = weight.t().contiguous()
     else:
         return None
+    out = mg.constant(weight[0]).shape[0] if isinstance(weight, tuple) else None if weight is None else weight.shape[0]
     b = None if bias is None else mg.constant(bias)
-    if weight is None or (bias is not None and (b is None or tuple(b.shape) != (weight.shape[0],))):
+    if weight is None or (bias is not None and (b is None or tuple(b.shape) != (out,))):
         return None  # (addmm's bias may broadcast over rows too: not a linear's)
     return x, key, weight, bias
+
+
+def _stored_table(mg, node):
+    """(qweight, scales, mins nodes, WeightFormat) when `node` is a stored quantized table read
+    whole: pocket::embedding_q of constants at arange(rows), as QuantizedEmbedding.weight reads
+    it. A linear by it is a linear_q of the same constants, exact and with no second copy."""
+    if not (isinstance(node, torch.fx.Node) and node.target is torch.ops.pocket.embedding_q.default):
+        return None
+    qweight, scales, mins, rows, bits, group_size = node.args
+    q = mg.constant(qweight)
+    if q is None or mg.constant(scales) is None or (mins is not None and mg.constant(mins) is None):
+        return None
+    every_row = isinstance(rows, torch.fx.Node) and rows.target in (aten.arange.default, aten.arange.start_step) \
+        and isinstance(rows.meta.get("val"), torch.Tensor) and rows.meta["val"].shape == (q.shape[0],) \
+        and tuple(rows.args) in ((q.shape[0],), (0, q.shape[0]), (0, q.shape[0], 1))
+    if not every_row:
+        return None
+    return qweight, scales, mins, WeightFormat(bits, group_size, mins is None)
+
+
+def _constant_value(mg, node, memo=None) -> torch.Tensor | None:
+    """The value of `node` when it is a constant, or computed by ATen ops from constants alone
+    (not random ones); else None. Constant folding leaves such expressions where the result is
+    larger than its inputs (float16 parameters cast to float32 in forward): a weight computed so
+    would otherwise stay fp32 and be recomputed on every forward."""
+    memo = {} if memo is None else memo
+    if not isinstance(node, torch.fx.Node):
+        return None
+    if node.name not in memo:
+        memo[node.name] = value = mg.constant(node)
+        op = node.target
+        if value is None and node.op == "call_function" and isinstance(op, torch._ops.OpOverload) \
+                and not op._schema.is_mutable and torch.Tag.nondeterministic_seeded not in op.tags \
+                and node.all_input_nodes:
+            inputs = {n.name: _constant_value(mg, n, memo) for n in node.all_input_nodes}
+            if all(v is not None for v in inputs.values()):
+                args, kwargs = torch.fx.node.map_arg((node.args, node.kwargs), lambda n: inputs[n.name])
+                with torch.no_grad():
+                    value = op(*args, **kwargs)
+                memo[node.name] = value if isinstance(value, torch.Tensor) else None
+    return memo[node.name]

@@ -75,6 +75,9 @@ class QuantizedEmbedding(nn.Module):
     @property
     def weight(self) -> torch.Tensor:
         """The table the layer looks rows up in, dequantized to fp32, for code that reads an
-        Embedding's weight (an output layer tied by hand: x @ emb.weight.t()). As for
-        QuantizedLinear.weight, the program dequantizes the stored table when it runs."""
-        return dequantize(self.qweight, self.scales, self.mins, self.fmt)
+        Embedding's weight (an output layer tied by hand: x @ emb.weight.t()). It is every row
+        looked up, so that the exporter sees the stored table: a linear or matrix product by it
+        becomes a pocket::linear_q of that table (quant/graph_linear.py), not an fp32 table
+        rebuilt on every forward."""
+        rows = torch.arange(self.qweight.shape[0], device=self.qweight.device)
+        return ops.embedding_q(self.qweight, self.scales, self.mins, rows, self.fmt.bits, self.fmt.group_size)
