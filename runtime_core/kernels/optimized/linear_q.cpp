@@ -1,7 +1,8 @@
 // Driver of pocket::linear_q over an ISA's microkernels (formats: schema/QUANTIZATION.md).
 //
 // act_mode 0 (fp32 activations), group_size % 16 == 0:
-//   m <= kGemvRows: the weight is dequantized in registers, group by group (gemv);
+//   m <= kGemvRows: the weight is dequantized in registers, group by group (gemv), or on
+//                   AVX2 and NEON for m <= 2 each group's scale is factored out of its sum;
 //   larger m:       blocks of weight rows are dequantized (exactly, as the reference) into
 //                   per-thread scratch and multiplied by all rows of x with the fp32 GEMM.
 // act_mode 1, 2 (int8 activations), group_size % 32 == 0: x is quantized once (bit-exact

@@ -56,6 +56,7 @@ POCKET_TARGET inline __m512 lookup16(const uint8_t* p, __m512 table) {
 struct Avx512 {
   using V = __m512;
   static constexpr int kParts = 1, kCols = 32, kNr2 = 4, kChains1 = 2;
+  static constexpr bool kFactor = false;
   // The column of x that feeds lane i of 16 unpacked nibbles (lookup16).
   static constexpr int x_column(int i) { return 8 * (i % 2) + i / 2; }
   // 4-bit: a = the group's 16 dequantized values by nibble (q * s, + mn); 8-bit: a = s, b = mn.

@@ -68,13 +68,18 @@ inline void dequant16(const uint8_t* row, int64_t col, float32x4_t s, float32x4_
 
 struct Neon {
   using V = float32x4_t;
-  static constexpr int kParts = 4, kCols = 16, kNr2 = 2, kChains1 = 4;
+  static constexpr int kParts = 4, kCols = 16, kNr2 = 2, kChains1 = 2;
+  // Scales factored out for up to 2 rows of x, as on AVX2: per 4 weights a widen and a convert
+  // before the FMA, not also a multiply and an add.
+  static constexpr bool kFactor = true;
+  static constexpr int kFactorRows = 2;
   // The column of x that feeds lane i of 16 unpacked nibbles: the even columns, then the odd.
   static constexpr int x_column(int i) { return i < 8 ? 2 * i : 2 * (i - 8) + 1; }
   struct Deq {
     float32x4_t s, mn;
   };
   static V zero() { return vdupq_n_f32(0.0f); }
+  static V set1(float v) { return vdupq_n_f32(v); }
   static V load(const float* p) { return vld1q_f32(p); }
   static V add(V a, V b) { return vaddq_f32(a, b); }
   static V fmadd(V a, V b, V c) { return vfmaq_f32(c, a, b); }
@@ -87,6 +92,15 @@ struct Neon {
   template <int F>
   static void weights(const uint8_t* row, int64_t col, const Deq& d, V* out) {
     dequant16<F, false>(row, col, d.s, d.mn, out);
+  }
+  template <int F>
+  static void qweights(const uint8_t* row, int64_t col, V* out) {
+    int16x8_t ql, qh;
+    load_q<F == kQp4Sym ? kQp4Asym : F, false>(row, col, &ql, &qh);  // 4-bit: the stored nibbles
+    out[0] = vcvtq_f32_s32(vmovl_s16(vget_low_s16(ql)));
+    out[1] = vcvtq_f32_s32(vmovl_s16(vget_high_s16(ql)));
+    out[2] = vcvtq_f32_s32(vmovl_s16(vget_low_s16(qh)));
+    out[3] = vcvtq_f32_s32(vmovl_s16(vget_high_s16(qh)));
   }
   template <int F>
   static void store_row(const uint8_t* row, int64_t col, const Deq& d, float* o) {

@@ -46,7 +46,8 @@
 // vectors through saturating packs); the five ISA files are ~80-250 lines each. linear_qp_tile.inc does the same for linear_q_packed (nibble
 // split, 4-way dot, float epilogue per span; float16 scales through the traits' hload).
 // linear_q_f32_tile.inc is the fp32-activation linear_q (gemv tiles of up to 4 x 4 rows,
-// de-quantizing 16 columns per step; whole-row de-quantization for the GEMM path).
+// de-quantizing 16 columns per step, or with the scales factored out of each group where the
+// traits ask (kFactor); whole-row de-quantization for the GEMM path).
 // gemm_f32_tile.inc is the fp32 GEMM (nt tiles reduced with one 4-way horizontal sum, nn
 // tiles over a packed panel of B; the ISA files only choose the traits and tile shapes).
 // New kernel families follow them. conv_f32_tile.inc is the loop of conv2d_packed (indirect
