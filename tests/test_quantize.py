@@ -375,6 +375,31 @@ def test_weights_computed_from_constants_are_quantized():
     torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-5 * float(want.abs().max()))
 
 
+def test_matrix_product_of_activations_deep_in_the_graph_exports():
+    """A matrix product whose right operand is an activation computed by a long chain of ops is
+    not a linear by a constant: the search for constant weights must not walk that chain
+    recursively (it once raised RecursionError at a few hundred ops) and leaves it an aten.mm."""
+    class Deep(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = torch.nn.Linear(16, 16)
+
+        def forward(self, x):
+            h = x
+            for _ in range(300):
+                h = torch.tanh(h) + 1
+            return self.fc(x @ h.t())
+
+    model, x = Deep().eval(), torch.randn(16, 16)
+    program = pocket.export(model, (x,), quantize="int8w")
+    ops = ops_of(program, "forward")
+    assert "aten::mm" in ops and "pocket::linear_q" in ops, ops
+    with torch.no_grad():
+        want = model(x)
+    got = torch.as_tensor(pocket.Module.from_bytes(program.data).forward(x))
+    assert (got - want).abs().max() <= 0.05 * want.abs().max()  # fc in 8 bits
+
+
 @pytest.mark.parametrize("tie", ["matmul", "linear"])
 @pytest.mark.parametrize("scheme", ["8da4w", "int8w"])
 def test_embedding_read_as_output_layer(scheme, tie):

@@ -24,9 +24,10 @@ def quantize_graph_linears(mg, config: QuantConfig) -> int:
     if not config.linear_bits:
         return 0
     quantized: dict[str, tuple] = {}  # weight constant -> its (qweight, scales, mins) nodes
+    constant_value = _ConstantValues(mg)
     n = 0
     for node in list(mg.graph.nodes):
-        matched = _as_linear(mg, node)
+        matched = _as_linear(mg, node, constant_value)
         if matched is None:
             continue
         x, w, weight, bias = matched
@@ -53,18 +54,18 @@ def quantize_graph_linears(mg, config: QuantConfig) -> int:
     return n
 
 
-def _as_linear(mg, node):
+def _as_linear(mg, node, constant_value):
     """(x, weight key, weight, bias node or None) when `node` computes a linear of x by
     constants: aten.linear(x, W[, b]), aten.mm(x, B) and aten.addmm(b, x, B) with B = W.t()
     (addmm with the default beta and alpha); else None. The weight is W (out, in) as a tensor,
-    computed from constants alone where it is not one (_constant_value), or, where W is a
+    computed from constants alone where it is not one (constant_value: _ConstantValues), or, where W is a
     quantized table read whole (_stored_table), that table's (qweight, scales, mins, format)."""
     if node.op != "call_function":
         return None
     if node.target is aten.linear.default:
         x, w, *rest = node.args
         bias, table, key = rest[0] if rest else None, _stored_table(mg, w), getattr(w, "name", None)
-        weight = table or _constant_value(mg, w)
+        weight = table or constant_value(w)
     elif node.target is aten.mm.default or (node.target is aten.addmm.default and len(node.args) == 3 and
                                             node.kwargs.get("beta", 1) == 1 and node.kwargs.get("alpha", 1) == 1):
         bias, (x, w) = (node.args[0], node.args[1:]) if node.target is aten.addmm.default else (None, node.args)
@@ -72,7 +73,7 @@ def _as_linear(mg, node):
         transposed = isinstance(w, torch.fx.Node) and w.target is aten.permute.default and list(w.args[1]) == [1, 0]
         weight = _stored_table(mg, w.args[0]) if transposed else None
         if weight is None:
-            weight = _constant_value(mg, w)
+            weight = constant_value(w)
             if weight is not None and weight.dim() == 2:
                 weight = weight.t().contiguous()
     else:
@@ -102,24 +103,34 @@ def _stored_table(mg, node):
     return qweight, scales, mins, WeightFormat(bits, group_size, mins is None)
 
 
-def _constant_value(mg, node, memo=None) -> torch.Tensor | None:
-    """The value of `node` when it is a constant, or computed by ATen ops from constants alone
-    (not random ones); else None. Constant folding leaves such expressions where the result is
-    larger than its inputs (float16 parameters cast to float32 in forward): a weight computed so
-    would otherwise stay fp32 and be recomputed on every forward."""
-    memo = {} if memo is None else memo
-    if not isinstance(node, torch.fx.Node):
-        return None
-    if node.name not in memo:
-        memo[node.name] = value = mg.constant(node)
-        op = node.target
-        if value is None and node.op == "call_function" and isinstance(op, torch._ops.OpOverload) \
-                and not op._schema.is_mutable and torch.Tag.nondeterministic_seeded not in op.tags \
-                and node.all_input_nodes:
-            inputs = {n.name: _constant_value(mg, n, memo) for n in node.all_input_nodes}
-            if all(v is not None for v in inputs.values()):
+class _ConstantValues:
+    """The values of the graph's nodes computed by ATen ops from constants alone (not random
+    ones), as a function of the node (None for any other node). Constant folding leaves such
+    expressions where the result is larger than its inputs (float16 parameters cast to float32
+    in forward): a weight computed so would otherwise stay fp32 and be recomputed on every
+    forward. Which nodes qualify is found in one pass in graph order; a value is evaluated when
+    first asked for, so only the weights used are, each once."""
+
+    def __init__(self, mg):
+        self.mg, self.values = mg, {}
+        self.computed = set()
+        for node in mg.graph.nodes:
+            op = node.target
+            if node.op == "call_function" and isinstance(op, torch._ops.OpOverload) and node.all_input_nodes \
+                    and not op._schema.is_mutable and torch.Tag.nondeterministic_seeded not in op.tags \
+                    and all(n.name in self.computed or mg.constant(n) is not None for n in node.all_input_nodes):
+                self.computed.add(node.name)
+
+    def __call__(self, node) -> torch.Tensor | None:
+        value = self.mg.constant(node)  # (None for an argument that is not a node)
+        if value is not None or not isinstance(node, torch.fx.Node) or node.name not in self.computed:
+            return value
+        if node.name not in self.values:
+            inputs = {n.name: self(n) for n in node.all_input_nodes}
+            value = None
+            if all(v is not None for v in inputs.values()):  # (an input rewritten since the pass: not)
                 args, kwargs = torch.fx.node.map_arg((node.args, node.kwargs), lambda n: inputs[n.name])
                 with torch.no_grad():
-                    value = op(*args, **kwargs)
-                memo[node.name] = value if isinstance(value, torch.Tensor) else None
-    return memo[node.name]
+                    value = node.target(*args, **kwargs)
+            self.values[node.name] = value if isinstance(value, torch.Tensor) else None
+        return self.values[node.name]
