@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import dataclasses
 
+import numpy as np
+
 from pocket.fb.api import Instruction, MethodT, TensorListT, TensorT, OptionalTensorListT
 
 ALIGN = 64
@@ -32,11 +34,13 @@ def plan(method: MethodT, planned: list[int]) -> PlanReport:
         stop = end if v in method.outputs else last.get(v, start)
         items.append((_align(t.nbytes), start, stop, v))
     items.sort(key=lambda it: (-it[0], it[1], it[3]))
-    placed: list[tuple[int, int, int, int]] = []  # (offset, size, start, stop)
+    # the placed tensors, in placing order: offset, size, lifetime
+    offsets, sizes, starts, stops = (np.zeros(len(items), np.int64) for _ in range(4))
     arena = 0
-    for size, start, stop, v in items:
-        offset = _best_fit(size, [(o, s) for o, s, b, e in placed if b <= stop and start <= e])
-        placed.append((offset, size, start, stop))
+    for i, (size, start, stop, v) in enumerate(items):
+        live = (starts[:i] <= stop) & (start <= stops[:i])
+        offset = _best_fit(size, offsets[:i][live], sizes[:i][live])
+        offsets[i], sizes[i], starts[i], stops[i] = offset, size, start, stop
         method.values[v].kind.offset = offset
         arena = max(arena, offset + size)
     method.arenas = [arena] if planned else []
@@ -45,14 +49,20 @@ def plan(method: MethodT, planned: list[int]) -> PlanReport:
     return PlanReport(arena, sum(it[0] for it in items))
 
 
-def _best_fit(size: int, busy: list[tuple[int, int]]) -> int:
-    best, best_gap, cursor = None, None, 0
-    for offset, length in sorted(busy):
-        gap = offset - cursor
-        if gap >= size and (best_gap is None or gap < best_gap):
-            best, best_gap = cursor, gap
-        cursor = max(cursor, offset + length)
-    return cursor if best is None else best
+def _best_fit(size: int, offsets: np.ndarray, lengths: np.ndarray) -> int:
+    """The start of the smallest gap of at least `size` bytes between the busy ranges (the first
+    such gap on a tie), or the end of the last one."""
+    if not len(offsets):
+        return 0
+    order = np.lexsort((lengths, offsets))
+    starts = offsets[order]
+    ends = np.maximum.accumulate(starts + lengths[order])  # the end of everything up to here
+    free_from = np.concatenate(([0], ends[:-1]))
+    gaps = starts - free_from
+    fits = np.flatnonzero(gaps >= size)
+    if not len(fits):
+        return int(ends[-1])
+    return int(free_from[fits[np.argmin(gaps[fits])]])
 
 
 def _lifetimes(method: MethodT, planned: set[int]):

@@ -1,7 +1,8 @@
 """GGUF block types decoded into Pocket's weight formats without loss.
 
 Each decoder takes a row-major array of blocks (uint8, one block per row) and returns the
-integer values, one scale (and min) per group, and the WeightFormat they fit:
+integer values (int8: every format's values fit), one scale (and min) per group, and the
+WeightFormat they fit:
 
     Q4_0  32 x 4-bit, w = (q - 8) d              -> 4-bit symmetric, group 32
     Q4_1  32 x 4-bit, w = q d + m                -> 4-bit asymmetric, group 32
@@ -62,24 +63,24 @@ def _k_scales(s: np.ndarray):
 
 
 def q4_0(b):
-    q = _nibbles(b[:, 2:], 16).astype(np.int32) - 8
+    q = _nibbles(b[:, 2:], 16).view(np.int8) - np.int8(8)
     return q, _half(b[:, :2]), None, WeightFormat(4, 32, True)
 
 
 def q4_1(b):
-    q = _nibbles(b[:, 4:], 16).astype(np.int32)
+    q = _nibbles(b[:, 4:], 16).view(np.int8)
     return q, _half(b[:, :2]), _half(b[:, 2:4]), WeightFormat(4, 32, False)
 
 
 def q8_0(b):
-    q = np.ascontiguousarray(b[:, 2:]).view(np.int8).astype(np.int32)
+    q = np.ascontiguousarray(b[:, 2:]).view(np.int8)
     return q, _half(b[:, :2]), None, WeightFormat(8, 32, True)
 
 
 def q4_k(b):
     d, dmin = _f16(b[:, 0:2]), _f16(b[:, 2:4])
     sc, mn = _k_scales(b[:, 4:16])
-    q = _nibbles(b[:, 16:], 32).astype(np.int32)
+    q = _nibbles(b[:, 16:], 32).view(np.int8)
     return q, *_narrow(d * sc, -(dmin * mn)), WeightFormat(4, 32, False)
 
 
@@ -89,7 +90,7 @@ def q5_k(b):
     qh, qs = b[:, 16:48], b[:, 48:]
     n = b.shape[0]
     high = (qh.reshape(n, 1, 32) >> np.arange(8, dtype=np.uint8).reshape(1, 8, 1)) & 1
-    q = _nibbles(qs, 32).astype(np.int32) | (high.reshape(n, -1).astype(np.int32) << 4)
+    q = (_nibbles(qs, 32) | (high.reshape(n, -1) << 4)).view(np.int8)
     return q, *_narrow(d * sc, -(dmin * mn)), WeightFormat(8, 32, False)
 
 
@@ -98,7 +99,7 @@ def q6_k(b):
     ql, qh, scales, d = b[:, :128], b[:, 128:192], b[:, 192:208], b[:, 208:210]
     low = _nibbles(ql, 64).reshape(n, -1)
     high = (qh.reshape(n, 2, 1, 32) >> np.array([0, 2, 4, 6], dtype=np.uint8).reshape(1, 1, 4, 1)) & 3
-    q = (low.astype(np.int32) | (high.reshape(n, -1).astype(np.int32) << 4)) - 32
+    q = (low | (high.reshape(n, -1) << 4)).view(np.int8) - np.int8(32)
     sc = np.ascontiguousarray(scales).view(np.int8).astype(np.float32)
     return q, _narrow(_f16(d) * sc, None)[0], None, WeightFormat(8, 16, True)
 

@@ -237,11 +237,13 @@ def _file_merges(merges, vocab):
     vocabulary is left out: llama.cpp would make a piece no token spells."""
     pairs = []
     for m in merges:
-        for at in (i for i, c in enumerate(m) if c == " "):  # the space that splits it into tokens
+        at = m.find(" ")
+        while at >= 0:  # the space that splits it into tokens (a token may hold spaces too)
             left, right = m[:at], m[at + 1:]
             if left in vocab and right in vocab and left + right in vocab:
                 pairs.append([left, right])
                 break
+            at = m.find(" ", at + 1)
     return pairs
 
 

@@ -1,7 +1,5 @@
 """`python -m pocket ...` is the `pocket` command."""
 
-import sys
+from pocket.cli import run
 
-from pocket.cli import main
-
-sys.exit(main())
+run()

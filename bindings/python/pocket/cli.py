@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 import sys
 import time
@@ -116,6 +117,21 @@ def main(argv: list[str] | None = None) -> int:
     except (FileNotFoundError, ValueError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
+
+
+def run() -> None:
+    """The `pocket` script: main(), then an exit without Python's teardown. After an export the
+    interpreter would spend seconds (2 s after `pocket llm export` on a 2.4 GHz core) collecting
+    the cycles of torch's FX graphs and modules, object by object; by now every file the command
+    wrote is closed, so only the standard streams and logging need flushing."""
+    code = main()
+    logging.shutdown()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):  # a closed pipe or stream: nothing left to say
+            pass
+    os._exit(code)
 
 
 def _ops(args) -> int:
@@ -419,4 +435,4 @@ def _inspect(args) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run()
