@@ -4,6 +4,7 @@ Tolerance: fp32, atol = rtol = 1e-4 (kernels accumulate in a different order tha
 """
 
 import collections
+import gc
 
 import numpy as np
 import pytest
@@ -167,3 +168,34 @@ def test_symbolic_int_used_as_a_tensor(tmp_path):
     for n in (2, 9, 16):
         x = torch.randn(2, n)
         torch.testing.assert_close(m.forward(x), x * (n // 2))
+
+
+@pytest.mark.parametrize("enabled", [True, False])
+def test_export_leaves_cycle_collection_as_it_found_it(enabled):
+    """export() pauses automatic cycle collection while it traces (exporter/export.py) and gives
+    the caller's setting back, also when the export fails."""
+
+    seen = []  # outside the module: export works on a copy of it
+
+    class Probe(torch.nn.Module):
+        def __init__(self, fail=False):
+            super().__init__()
+            self.fail = fail
+
+        def forward(self, x):
+            seen.append(gc.isenabled())
+            if self.fail:
+                raise ValueError("the model failed")
+            return x + 1
+
+    was = gc.isenabled()
+    try:
+        (gc.enable if enabled else gc.disable)()
+        pocket.export(Probe(), (torch.randn(2),))
+        assert seen and not any(seen)
+        assert gc.isenabled() == enabled
+        with pytest.raises(ValueError, match="the model failed"):
+            pocket.export(Probe(fail=True), (torch.randn(2),))
+        assert gc.isenabled() == enabled
+    finally:
+        (gc.enable if was else gc.disable)()

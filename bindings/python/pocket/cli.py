@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 import argparse
+import gc
 import logging
 import os
 import sys
@@ -252,8 +253,12 @@ def _show_progress(args, start: float) -> None:
 def _export_threads() -> None:
     """Before torch loads: idle OpenMP threads sleep instead of spinning (unless the user chose).
     On a busy machine a spinning thread holds the core its partner waits for: the export's tensor
-    work (quantization, packing) ran 10x slower on a loaded 2-core machine."""
+    work (quantization, packing) ran 10x slower on a loaded 2-core machine. And no automatic cycle
+    collection in this process, which exports once and exits: each full pass walks every object
+    torch holds (a quarter million once it is imported), over half a second of a SmolLM2 export
+    before export() itself (which pauses collection too) begins."""
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+    gc.disable()
 
 
 def _llm_export(args) -> int:
