@@ -40,7 +40,7 @@ step java bindings/java/test.sh "$root/build/host"
 step chat-core-android demo_apps/android/chat-core/test.sh "$root/build/host"
 step java-arm64 bindings/java/test.sh --arm64 "$root/build/linux-aarch64"
 step lsan-bindings scripts/lsan_bindings.sh
-step pytest python3 -m pytest -q -p no:cacheprovider tests
+step pytest python3 -m pytest -q -p no:cacheprovider --durations=25 tests
 
 if [ ${#failed[@]} -gt 0 ]; then
   echo "failed steps: ${failed[*]}"
