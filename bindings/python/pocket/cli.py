@@ -195,7 +195,7 @@ def _calibration(path: str | None) -> list | None:
 
 
 def _export(args) -> int:
-    _export_threads()
+    _export_process()
     from pocket.exporter import ExportError, export
 
     path, _, func = args.factory.rpartition(":")
@@ -250,20 +250,21 @@ def _show_progress(args, start: float) -> None:
     logger.setLevel(logging.INFO)
 
 
-def _export_threads() -> None:
-    """Before torch loads: idle OpenMP threads sleep instead of spinning (unless the user chose).
-    On a busy machine a spinning thread holds the core its partner waits for: the export's tensor
-    work (quantization, packing) ran 10x slower on a loaded 2-core machine. And no automatic cycle
-    collection in this process, which exports once and exits: each full pass walks every object
-    torch holds (a quarter million once it is imported), over half a second of a SmolLM2 export
-    before export() itself (which pauses collection too) begins."""
+def _export_process() -> None:
+    """Sets up this process, which exports once and exits, before torch loads.
+    - Idle OpenMP threads sleep instead of spinning (unless the user chose). On a busy machine a
+      spinning thread holds the core its partner waits for: the export's tensor work
+      (quantization, packing) ran 10x slower on a loaded 2-core machine.
+    - No automatic cycle collection: each full pass walks every object torch holds (a quarter
+      million once it is imported), over half a second of a SmolLM2 export before export()
+      itself (which pauses collection too) begins."""
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     gc.disable()
 
 
 def _llm_export(args) -> int:
     start = time.time()
-    _export_threads()
+    _export_process()
     _show_progress(args, start)
     from pocket.llm.models import recipe
 
