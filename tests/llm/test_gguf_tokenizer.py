@@ -338,3 +338,12 @@ def test_bad_gguf_tokenizers(tmp_path):
     # A tiny valid one loads, with the pre-tokenizer missing (llama.cpp's 'default').
     ok = Tokenizer.from_bytes(tokenizer_json_from_gguf(_write_gguf(tmp_path / "ok.gguf", tokens, types, ["a b"])))
     assert ok.encode("ab") == [2]
+
+
+def test_file_merges_split_at_the_space_that_makes_tokens():
+    """A merge "left right" splits at the space whose two sides and their join are tokens (a
+    token may hold a space itself); a merge that no split explains is left out."""
+    from pocket.llm.models.gguf_tokenizer import _file_merges
+
+    vocab = {t: i for i, t in enumerate(["a", "b", "c", "x", "ab", "bc", "a b", "a bc"])}
+    assert _file_merges(["a b", "a b c", "b c", "x y", "a  b"], vocab) == [["a", "b"], ["a b", "c"], ["b", "c"]]
