@@ -17,19 +17,25 @@ set(CMAKE_TRY_COMPILE_PLATFORM_VARIABLES POCKET_ZIG_TARGET)
 string(REGEX MATCH "^[a-z0-9_]+" CMAKE_SYSTEM_PROCESSOR "${POCKET_ZIG_TARGET}")
 
 find_program(POCKET_PYTHON NAMES python3 python REQUIRED)
-execute_process(COMMAND "${POCKET_PYTHON}" -c "import ziglang, os; print(os.path.dirname(ziglang.__file__))"
-  OUTPUT_VARIABLE _zig_dir OUTPUT_STRIP_TRAILING_WHITESPACE RESULT_VARIABLE _zig_rc)
+execute_process(COMMAND "${POCKET_PYTHON}" -c
+  "import importlib.metadata as m, os, ziglang; print(os.path.dirname(ziglang.__file__)); print(m.version('ziglang'))"
+  OUTPUT_VARIABLE _zig OUTPUT_STRIP_TRAILING_WHITESPACE RESULT_VARIABLE _zig_rc)
 if(NOT _zig_rc EQUAL 0)
   message(FATAL_ERROR "zig-apple.cmake: the ziglang Python package is missing (pip install ziglang)")
 endif()
+string(REPLACE "\n" ";" _zig "${_zig}")
+list(GET _zig 0 _zig_dir)
+list(GET _zig 1 _zig_version)
 
 # zig is run as `python -m ziglang <tool>`; CMake wants one executable per tool, so write small
-# wrappers into the build tree.
+# wrappers into the build tree. Each names zig's version: the packaging script has ccache check
+# these compilers by their content (they are rewritten by every configure, so their mtime says
+# nothing), and the content then covers the target, the flags and the compiler.
 set(_bin "${CMAKE_BINARY_DIR}/zig-bin")
 file(MAKE_DIRECTORY "${_bin}")
 set(_flags "-target ${POCKET_ZIG_TARGET} -isystem ${_zig_dir}/lib/libc/include/any-darwin-any")
 foreach(_tool cc c++ ar ranlib)
-  file(WRITE "${_bin}/zig-${_tool}" "#!/bin/sh\n")
+  file(WRITE "${_bin}/zig-${_tool}" "#!/bin/sh\n# zig ${_zig_version}\n")
   if(_tool STREQUAL "cc" OR _tool STREQUAL "c++")
     file(APPEND "${_bin}/zig-${_tool}" "exec \"${POCKET_PYTHON}\" -m ziglang ${_tool} ${_flags} \"$@\"\n")
   else()

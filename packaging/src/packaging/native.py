@@ -60,7 +60,10 @@ def build(root: str, target, preset: str, standin: bool, kernel_table: str | Non
     log = os.path.join(build_dir, "package.log")
     args = ["cmake", "--preset", preset, "-B", build_dir, f"-DPOCKET_KERNEL_TABLE={kernel_table or ''}"]
     if shutil.which("ccache"):
-        args += ["-DCMAKE_C_COMPILER_LAUNCHER=ccache", "-DCMAKE_CXX_COMPILER_LAUNCHER=ccache"]
+        # zig's wrapper compilers (stand-in Apple slices) are rewritten by every configure: ccache
+        # would miss on their mtime each time, so it checks their content (zig-apple.cmake)
+        launcher = "env;CCACHE_COMPILERCHECK=content;ccache" if standin and target.family == "apple" else "ccache"
+        args += [f"-DCMAKE_C_COMPILER_LAUNCHER={launcher}", f"-DCMAKE_CXX_COMPILER_LAUNCHER={launcher}"]
     start = time.monotonic()
     say(f"  {target.name}: cmake --preset {preset}" + (" (stand-in)" if standin else "")
         + (" selective" if kernel_table else ""))
