@@ -375,6 +375,35 @@ def test_weights_computed_from_constants_are_quantized():
     torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-5 * float(want.abs().max()))
 
 
+def test_weight_computed_by_a_long_chain_of_constant_ops_is_quantized():
+    """A weight computed from a float16 parameter by a chain of hundreds of ops (left unfolded:
+    the cast makes the result larger than the parameter) is evaluated at export without
+    recursing once per op (which reached Python's recursion limit), and quantized."""
+    class ChainedWeight(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            g = torch.Generator().manual_seed(0)
+            self.w = torch.nn.Parameter(torch.randn(32, 64, generator=g).half(), requires_grad=False)
+
+        def forward(self, x):
+            w = self.w.float()
+            for i in range(600):
+                w = w * 1.001 if i % 2 else w - 0.001
+            return torch.nn.functional.linear(x, w)
+
+    model, x = ChainedWeight().eval(), torch.randn(3, 64)
+    program = pocket.export(model, (x,), quantize="int8w")
+    assert set(ops_of(program, "forward")) == {"pocket::linear_q"}, ops_of(program, "forward")
+    with torch.no_grad():
+        w = model.w.float()
+        for i in range(600):
+            w = w * 1.001 if i % 2 else w - 0.001
+    config = resolve("int8w")
+    want = x @ dequantize(*quantize(w, config.linear_format(64)), config.linear_format(64)).t()
+    got = torch.as_tensor(pocket.Module.from_bytes(program.data).forward(x))
+    torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-5 * float(want.abs().max()))
+
+
 def test_matrix_product_of_activations_deep_in_the_graph_exports():
     """A matrix product whose right operand is an activation computed by a long chain of ops is
     not a linear by a constant: the search for constant weights must not walk that chain

@@ -125,12 +125,34 @@ class _ConstantValues:
         value = self.mg.constant(node)  # (None for an argument that is not a node)
         if value is not None or not isinstance(node, torch.fx.Node) or node.name not in self.computed:
             return value
-        if node.name not in self.values:
-            inputs = {n.name: self(n) for n in node.all_input_nodes}
-            value = None
-            if all(v is not None for v in inputs.values()):  # (an input rewritten since the pass: not)
-                args, kwargs = torch.fx.node.map_arg((node.args, node.kwargs), lambda n: inputs[n.name])
-                with torch.no_grad():
-                    value = node.target(*args, **kwargs)
-            self.values[node.name] = value if isinstance(value, torch.Tensor) else None
+        stack = [node]  # its computed ancestors not yet evaluated go first: no recursion per op
+        while stack:
+            top = stack[-1]
+            if top.name in self.values:
+                stack.pop()
+                continue
+            pending = [n for n in top.all_input_nodes if self._pending(n)]
+            if pending:
+                stack += pending
+                continue
+            stack.pop()
+            self.values[top.name] = self._evaluate(top)
         return self.values[node.name]
+
+    def _pending(self, node) -> bool:
+        return node.name in self.computed and node.name not in self.values and self.mg.constant(node) is None
+
+    def _known(self, node) -> torch.Tensor | None:
+        value = self.mg.constant(node)
+        return value if value is not None else self.values.get(node.name)
+
+    def _evaluate(self, node) -> torch.Tensor | None:
+        """The value of `node`, whose inputs are constants or evaluated (None when one of them
+        has no value: an input rewritten since the pass)."""
+        inputs = {n.name: self._known(n) for n in node.all_input_nodes}
+        if any(v is None for v in inputs.values()):
+            return None
+        args, kwargs = torch.fx.node.map_arg((node.args, node.kwargs), lambda n: inputs[n.name])
+        with torch.no_grad():
+            value = node.target(*args, **kwargs)
+        return value if isinstance(value, torch.Tensor) else None
