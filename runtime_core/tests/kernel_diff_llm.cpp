@@ -25,8 +25,8 @@ void test_sdpa(KernelFn portable, KernelFn fast, const char* set) {
                 a.tensor(ScalarType::Int64, {1}, std::vector<int64_t>{c.start}), a.real(1.0 / std::sqrt(double(c.d))),
                 a.output(c.hq * c.t * c.d)};
     }, kFloatTol);
-    // Float16 caches (an fp16 KV cache): the optimized driver widens them with the ISA's
-    // conversion, the portable one with half_to_float; both exact.
+    // Float16 caches (an fp16 KV cache): the optimized rows widen K and V as they load them
+    // (the ISA's conversion), the portable kernel with half_to_float; both exact.
     std::vector<uint16_t> k16(k.size()), v16(v.size()), v16abs(v.size());
     for (size_t i = 0; i < k.size(); ++i) {
       k16[i] = detail::float_to_half(k[i]);

@@ -1,36 +1,40 @@
 // Driver of pocket::sdpa: parallel over (batch, head) like the portable kernel; the query heads
 // of a slice that share a kv head (grouped-query attention), up to kSdpaGroup, run the ISA's
 // SdpaRowsFn together, one query row each (vectorized dot products, exponentials and
-// accumulation, K and V read once); float16 caches are widened per kv head by the ISA's
-// WidenHalfFn (F16C, NEON fcvtl).
+// accumulation, K and V read once); float16 caches run its SdpaRowsHalfFn, which widens K and
+// V as it loads them (F16C, NEON fcvtl): half the bytes read, no widened copy.
 #include "../portable/parallel_util.h"
 #include "ukernels.h"
 
 namespace pocket {
 namespace detail {
 
-Error sdpa_with(KernelContext& ctx, Value** args, SdpaRowsFn rows, WidenHalfFn widen) {
+Error sdpa_with(KernelContext& ctx, Value** args, SdpaRowsFn rows, SdpaRowsHalfFn rows_half) {
   SdpaArgs a;
   Error e = prepare_sdpa(ctx, args, &a);
   if (e != Error::Ok) return e;
   const int64_t heads = a.B * a.Hq, len = a.start + a.T, group = a.Hq / a.Hkv;
   const int64_t slices = slice_count(ctx, heads, a.T * len * a.D * 2);
   float* scores = nullptr;  // per slice (kSdpaGroup, start + T)
-  float* kv = nullptr;      // float16 caches: per slice, one kv head widened
   e = temp_array(ctx, "sdpa", "scores", slices * kSdpaGroup * len, &scores);
-  if (e == Error::Ok) e = sdpa_kv_scratch(ctx, a, slices, &kv);
   if (e != Error::Ok) return e;
   parallel_slices(ctx, heads, slices, [&](int64_t s, int64_t begin, int64_t end) {
-    int64_t widened = -1;
     for (int64_t i = begin, n = 1; i < end; i += n) {
       const int64_t b = i / a.Hq, h = i % a.Hq;
       n = 1;  // heads h .. h + n - 1: this slice's, of h's kv head
       while (n < kSdpaGroup && i + n < end && h + n < a.Hq && (h + n) / group == h / group) ++n;
-      const float *kh, *vh;  // (S or len, D)
-      sdpa_kv_head(a, b, h, widen, kv ? kv + s * 2 * len * a.D : nullptr, &widened, &kh, &vh);
-      for (int64_t t = 0; t < a.T; ++t)
-        rows(a.q + (i * a.T + t) * a.D, a.T * a.D, static_cast<int>(n), kh, vh, a.start + t + 1, a.D, a.scale,
-             scores + s * kSdpaGroup * len, a.out + (i * a.T + t) * a.D, a.T * a.D, t == 0);
+      const int64_t kv = (b * a.Hkv + h / group) * a.S * a.D;  // the kv head's first row
+      for (int64_t t = 0; t < a.T; ++t) {
+        const float* q = a.q + (i * a.T + t) * a.D;
+        float* o = a.out + (i * a.T + t) * a.D;
+        float* sc = scores + s * kSdpaGroup * len;
+        if (a.k16 != nullptr)
+          rows_half(q, a.T * a.D, static_cast<int>(n), a.k16 + kv, a.v16 + kv, a.start + t + 1, a.D, a.scale, sc, o,
+                    a.T * a.D, t == 0);
+        else
+          rows(q, a.T * a.D, static_cast<int>(n), a.k + kv, a.v + kv, a.start + t + 1, a.D, a.scale, sc, o, a.T * a.D,
+               t == 0);
+      }
     }
   });
   return Error::Ok;

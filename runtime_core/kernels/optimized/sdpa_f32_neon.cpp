@@ -1,10 +1,11 @@
 // pocket::sdpa, NEON (arm64): the query rows of sdpa_f32_tile.inc over 4-float vectors (exp as
-// sdpa_f32_avx2.cpp), and the float16 caches' widening (FCVTL).
+// sdpa_f32_avx2.cpp), float16 caches widened per load (FCVTL).
 #if defined(__aarch64__)
 
 #include <arm_neon.h>
 
 #include <cmath>
+#include <type_traits>
 
 #include "ukernels.h"
 
@@ -25,30 +26,20 @@ struct NeonSdpa : NeonF32 {
   static V set1(float x) { return vdupq_n_f32(x); }
   static float hsum(V v) { return vaddvq_f32(v); }
   static V exp(V x) { return exp_nonpositive(x); }
+  static V load_half(const uint16_t* p) { return vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(p))); }
+  static V loadn_half(const uint16_t* p, int n) {
+    uint16_t part[4] = {0, 0, 0, 0};
+    for (int i = 0; i < n; ++i) part[i] = p[i];
+    return load_half(part);
+  }
 };
 
 }  // namespace
 
 #include "sdpa_f32_tile.inc"
 
-namespace {
-
-// float16 -> float32 (fcvtl, exact, as half_to_float).
-void widen_half(const uint16_t* src, float* dst, int64_t n) {
-  int64_t i = 0;
-  for (; i + 4 <= n; i += 4) vst1q_f32(dst + i, vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(src + i))));
-  for (; i < n; ++i) {
-    const uint16_t one[4] = {src[i], 0, 0, 0};
-    float out[4];
-    vst1q_f32(out, vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(one))));
-    dst[i] = out[0];
-  }
-}
-
-}  // namespace
-
-extern const SdpaRowsFn kSdpaNeon = sdpa_rows<NeonSdpa>;
-extern const WidenHalfFn kWidenHalfNeon = widen_half;
+extern const SdpaRowsFn kSdpaNeon = sdpa_rows<NeonSdpa, float>;
+extern const SdpaRowsHalfFn kSdpaHalfNeon = sdpa_rows<NeonSdpa, uint16_t>;
 
 }  // namespace detail
 }  // namespace pocket

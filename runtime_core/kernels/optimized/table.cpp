@@ -85,7 +85,7 @@ template <const ConvF32Kernels& C>
 Error max_pool_cl_k(KernelContext& c, Value** a) {
   return max_pool2d_channels_last_with(c, a, C);
 }
-template <const SdpaRowsFn& R, const WidenHalfFn& W>
+template <const SdpaRowsFn& R, const SdpaRowsHalfFn& W>
 Error sdpa_k(KernelContext& c, Value** a) {
   return sdpa_with(c, a, R, W);
 }
@@ -143,25 +143,25 @@ struct KernelSet {
 
 #if defined(__x86_64__)
 const OptimizedKernel kAvx2[] = POCKET_KERNEL_SET(kGemmAvx2, kDwConv3x3Avx2, kLinearQF32Avx2, kLinearQI8Avx2,
-                                                  kConvQ8I16Avx2, kSdpaAvx2, kWidenHalfAvx2, kLlmF32Avx2, kConvF32Avx2, kNnF32Avx2);
+                                                  kConvQ8I16Avx2, kSdpaAvx2, kSdpaHalfAvx2, kLlmF32Avx2, kConvF32Avx2, kNnF32Avx2);
 #if POCKET_HAVE_AVXVNNI
 const OptimizedKernel kAvxVnni[] = POCKET_KERNEL_SET(kGemmAvx2, kDwConv3x3Avx2, kLinearQF32Avx2, kLinearQI8AvxVnni,
-                                                     kConvQ8I8AvxVnni, kSdpaAvx2, kWidenHalfAvx2, kLlmF32Avx2, kConvF32Avx2, kNnF32Avx2);
+                                                     kConvQ8I8AvxVnni, kSdpaAvx2, kSdpaHalfAvx2, kLlmF32Avx2, kConvF32Avx2, kNnF32Avx2);
 #endif
 const OptimizedKernel kAvx512[] = POCKET_KERNEL_SET(kGemmAvx512, kDwConv3x3Avx2, kLinearQF32Avx512, kLinearQI8Avx2,
-                                                    kConvQ8I16Avx2, kSdpaAvx2, kWidenHalfAvx2, kLlmF32Avx2, kConvF32Avx512, kNnF32Avx2);
+                                                    kConvQ8I16Avx2, kSdpaAvx2, kSdpaHalfAvx2, kLlmF32Avx2, kConvF32Avx512, kNnF32Avx2);
 const OptimizedKernel kAvx512Vnni[] =
     POCKET_KERNEL_SET(kGemmAvx512, kDwConv3x3Avx2, kLinearQF32Avx512, kLinearQI8Avx512Vnni, kConvQ8I8Avx512Vnni,
-                      kSdpaAvx2, kWidenHalfAvx2, kLlmF32Avx2, kConvF32Avx512, kNnF32Avx2);
+                      kSdpaAvx2, kSdpaHalfAvx2, kLlmF32Avx2, kConvF32Avx512, kNnF32Avx2);
 #endif
 #if defined(__aarch64__)
 const OptimizedKernel kNeon[] = POCKET_KERNEL_SET(kGemmNeon, kDwConv3x3Neon, kLinearQF32Neon, kLinearQI8Neon,
-                                                  kConvQ8I16Neon, kSdpaNeon, kWidenHalfNeon, kLlmF32Neon, kConvF32Neon, kNnF32Neon);
+                                                  kConvQ8I16Neon, kSdpaNeon, kSdpaHalfNeon, kLlmF32Neon, kConvF32Neon, kNnF32Neon);
 const OptimizedKernel kNeonDot[] = POCKET_KERNEL_SET(kGemmNeon, kDwConv3x3Neon, kLinearQF32Neon, kLinearQI8NeonDot,
-                                                     kConvQ8I8NeonDot, kSdpaNeon, kWidenHalfNeon, kLlmF32Neon, kConvF32Neon, kNnF32Neon);
+                                                     kConvQ8I8NeonDot, kSdpaNeon, kSdpaHalfNeon, kLlmF32Neon, kConvF32Neon, kNnF32Neon);
 #if POCKET_HAVE_I8MM
 const OptimizedKernel kNeonI8mm[] = POCKET_KERNEL_SET(kGemmNeon, kDwConv3x3Neon, kLinearQF32Neon, kLinearQI8NeonI8mm,
-                                                      kConvQ8I8NeonDot, kSdpaNeon, kWidenHalfNeon, kLlmF32Neon, kConvF32Neon, kNnF32Neon);
+                                                      kConvQ8I8NeonDot, kSdpaNeon, kSdpaHalfNeon, kLlmF32Neon, kConvF32Neon, kNnF32Neon);
 #endif
 #endif
 

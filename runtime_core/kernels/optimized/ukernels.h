@@ -430,7 +430,10 @@ void set_window(const Args& a, int64_t c, Row* r) {
 constexpr int kSdpaGroup = 4;
 using SdpaRowsFn = void (*)(const float* q, int64_t q_stride, int n, const float* k, const float* v, int64_t len,
                             int64_t d, float scale, float* scores, float* o, int64_t o_stride, bool fetch_v);
-// Float16 KV caches: WidenHalfFn (parts.h) of the same files, kWidenHalf<Isa>.
+// The same over float16 K and V (an fp16 KV cache), widened as they are loaded (exact).
+using SdpaRowsHalfFn = void (*)(const float* q, int64_t q_stride, int n, const uint16_t* k, const uint16_t* v,
+                                int64_t len, int64_t d, float scale, float* scores, float* o, int64_t o_stride,
+                                bool fetch_v);
 
 // ---- pocket::rms_norm, rope, swiglu (llm_f32_<isa>.cpp): the row/range functions of
 // kernels/portable/llm_util.h, same contracts as rms_norm_rows, rope_rows, swiglu_range.
@@ -505,7 +508,7 @@ extern const ConvQ8Kernels kConvQ8I8Avx512Vnni;
 extern const ConvF32Kernels kConvF32Avx2;
 extern const ConvF32Kernels kConvF32Avx512;
 extern const SdpaRowsFn kSdpaAvx2;
-extern const WidenHalfFn kWidenHalfAvx2;
+extern const SdpaRowsHalfFn kSdpaHalfAvx2;
 extern const LlmKernels kLlmF32Avx2;
 extern const NnKernels kNnF32Avx2;
 #endif
@@ -539,7 +542,7 @@ extern const ConvQ8Kernels kConvQ8I16Neon;
 extern const ConvQ8Kernels kConvQ8I8NeonDot;
 extern const ConvF32Kernels kConvF32Neon;
 extern const SdpaRowsFn kSdpaNeon;
-extern const WidenHalfFn kWidenHalfNeon;
+extern const SdpaRowsHalfFn kSdpaHalfNeon;
 extern const LlmKernels kLlmF32Neon;
 extern const NnKernels kNnF32Neon;
 #endif
@@ -553,7 +556,7 @@ Error conv_with(KernelContext& ctx, Value** args, const GemmKernels& g, DwConv3x
 Error linear_q_packed_with(KernelContext& ctx, Value** args, const LinearQI8Kernels& i8);
 Error linear_q_with(KernelContext& ctx, Value** args, const GemmKernels& g, const LinearQF32Kernels& f32,
                     const LinearQI8Kernels& i8);
-Error sdpa_with(KernelContext& ctx, Value** args, SdpaRowsFn rows, WidenHalfFn widen);
+Error sdpa_with(KernelContext& ctx, Value** args, SdpaRowsFn rows, SdpaRowsHalfFn rows_half);
 Error conv2d_q8_with(KernelContext& ctx, Value** args, const ConvQ8Kernels& k, DwConv3x3Fn dw);
 Error conv2d_q8_packed_with(KernelContext& ctx, Value** args, const ConvQ8Kernels& k, DwConv3x3Fn dw);
 Error conv2d_q8_channels_last_with(KernelContext& ctx, Value** args, const ConvQ8Kernels& k, const ConvF32Kernels& f);

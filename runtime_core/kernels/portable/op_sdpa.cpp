@@ -87,20 +87,19 @@ void attend_head(const SdpaArgs& a, int64_t b, int64_t h, const float* kh, const
   }
 }
 
-}  // namespace
-
+// Float16 caches: scratch for `slices` slices of one kv head's first start+T rows of K and V
+// widened to float32 (null, and no allocation, for float32 caches).
 Error sdpa_kv_scratch(KernelContext& ctx, const SdpaArgs& a, int64_t slices, float** kv) {
   *kv = nullptr;
   const int64_t len = a.start + a.T;
   return a.k16 == nullptr ? Error::Ok : temp_array(ctx, "sdpa", "float16 cache rows", slices * 2 * len * a.D, kv);
 }
 
-void widen_half_portable(const uint16_t* src, float* dst, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) dst[i] = half_to_float(src[i]);
-}
-
-void sdpa_kv_head(const SdpaArgs& a, int64_t b, int64_t h, WidenHalfFn widen, float* scratch, int64_t* widened,
-                  const float** kh, const float** vh) {
+// The K and V rows (S or start+T of them, D floats apart) of query head (b, h): the caches'
+// own for float32, else `scratch` (one slice's) filled with the widened rows unless *widened
+// already names this kv head (start each slice with *widened = -1).
+void sdpa_kv_head(const SdpaArgs& a, int64_t b, int64_t h, float* scratch, int64_t* widened, const float** kh,
+                  const float** vh) {
   const int64_t kv = b * a.Hkv + h / (a.Hq / a.Hkv), len = a.start + a.T, n = len * a.D;
   if (a.k16 == nullptr) {
     *kh = a.k + kv * a.S * a.D;
@@ -110,10 +109,12 @@ void sdpa_kv_head(const SdpaArgs& a, int64_t b, int64_t h, WidenHalfFn widen, fl
   *kh = scratch;
   *vh = scratch + n;
   if (*widened == kv) return;
-  widen(a.k16 + kv * a.S * a.D, scratch, n);
-  widen(a.v16 + kv * a.S * a.D, scratch + n, n);
+  for (int64_t i = 0; i < n; ++i) scratch[i] = half_to_float(a.k16[kv * a.S * a.D + i]);
+  for (int64_t i = 0; i < n; ++i) scratch[n + i] = half_to_float(a.v16[kv * a.S * a.D + i]);
   *widened = kv;
 }
+
+}  // namespace
 
 Error sdpa_portable(KernelContext& ctx, const SdpaArgs& a) {
   const int64_t heads = a.B * a.Hq, len = a.start + a.T;
@@ -127,7 +128,7 @@ Error sdpa_portable(KernelContext& ctx, const SdpaArgs& a) {
     int64_t widened = -1;
     for (int64_t i = begin; i < end; ++i) {
       const float *kh, *vh;
-      sdpa_kv_head(a, i / a.Hq, i % a.Hq, widen_half_portable, kv ? kv + s * 2 * len * a.D : nullptr, &widened, &kh, &vh);
+      sdpa_kv_head(a, i / a.Hq, i % a.Hq, kv ? kv + s * 2 * len * a.D : nullptr, &widened, &kh, &vh);
       attend_head(a, i / a.Hq, i % a.Hq, kh, vh, scores + s * len);
     }
   });

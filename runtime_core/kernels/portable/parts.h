@@ -239,17 +239,6 @@ struct SdpaArgs {
 };
 Error prepare_sdpa(KernelContext& ctx, Value** args, SdpaArgs* a);
 Error sdpa_portable(KernelContext& ctx, const SdpaArgs& a);
-// float16 -> float32 of n values (the portable one: half_to_float in a loop).
-using WidenHalfFn = void (*)(const uint16_t* src, float* dst, int64_t n);
-void widen_half_portable(const uint16_t* src, float* dst, int64_t n);
-// Float16 caches: scratch for `slices` slices of one kv head's first start+T rows of K and V
-// widened to float32 (null, and no allocation, for float32 caches).
-Error sdpa_kv_scratch(KernelContext& ctx, const SdpaArgs& a, int64_t slices, float** kv);
-// The K and V rows (S or start+T of them, D floats apart) of query head (b, h): the caches'
-// own for float32, else `scratch` (one slice's) filled by `widen` unless *widened already
-// names this kv head (start each slice with *widened = -1).
-void sdpa_kv_head(const SdpaArgs& a, int64_t b, int64_t h, WidenHalfFn widen, float* scratch, int64_t* widened,
-                  const float** kh, const float** vh);
 
 }  // namespace detail
 }  // namespace pocket
