@@ -42,12 +42,13 @@ QUALITY_PROMPTS = [
     "Write a short poem about the sea.", "Give me three tips for learning to program.", "Why is the sky blue?",
     "How do I make a cup of tea?", "What are the planets of the solar system?",
 ]
-MAX_SEQ = 512
+MAX_SEQ = 512  # the default context (--max-seq)
 
 # key: (label, engine, variant)
 ENGINES = {
     "pocket-q4_1": ("Pocket Q4_1 kept, fp32 act", "pocket", "kept-fp32"),
     "pocket-q4_1-int8": ("Pocket Q4_1 kept, int8 act", "pocket", "kept-int8"),
+    "pocket-q4_1-kv16": ("Pocket Q4_1 kept, fp32 act, fp16 KV cache", "pocket", "kept-kv16"),
     "pocket-8da4w": ("Pocket 8da4w (re-quantized, -G 32)", "pocket", "8da4w"),
     "llama.cpp": ("llama.cpp Q4_1 (same GGUF)", "llama.cpp", None),
     "executorch-8da4w": ("ExecuTorch 8da4w (-G 32 -E 4,32, XNNPACK)", "executorch", "8da4w"),
@@ -111,7 +112,8 @@ EXPORT_S: dict[str, float] = {}  # key -> seconds `pocket llm export` took (a fr
 
 def export_pocket(gguf: str, variant: str, path: str) -> float:
     """Runs `pocket llm export` for a Pocket variant into `path`; returns its wall time in seconds."""
-    flags = {"8da4w": ["--quantize", "8da4w"], "kept-int8": ["--activations", "int8"]}.get(variant, [])
+    flags = {"8da4w": ["--quantize", "8da4w"], "kept-int8": ["--activations", "int8"],
+             "kept-kv16": ["--kv-cache", "fp16"]}.get(variant, [])
     start = time.perf_counter()
     subprocess.run([sys.executable, "-m", "pocket", "llm", "export", "--gguf", gguf, "-o", path, "--force", "-q",
                     "--max-seq-len", str(MAX_SEQ), *flags], check=True, stdout=subprocess.DEVNULL)
@@ -121,10 +123,11 @@ def export_pocket(gguf: str, variant: str, path: str) -> float:
 def prepare(args, tmp: str, gguf: str, keys: list[str]) -> dict:
     """{key: file the engine runs}; exports Pocket and ExecuTorch programs into tmp."""
     files = {}
+    context = "" if MAX_SEQ == 512 else f"-ctx{MAX_SEQ}"  # (a --work folder may hold both)
     for key in keys:
         _, engine, variant = ENGINES[key]
         if engine == "pocket":
-            path = os.path.join(tmp, f"{variant}.pocket")
+            path = os.path.join(tmp, f"{variant}{context}.pocket")
             if not common.reuse(args, path):
                 print(f"exporting Pocket {variant} ...", file=sys.stderr)
                 EXPORT_S[key] = export_pocket(gguf, variant, path)
@@ -132,7 +135,7 @@ def prepare(args, tmp: str, gguf: str, keys: list[str]) -> dict:
             import executorch_llama
             from pocket.llm.models.gguf_model import load_gguf_model
 
-            path = os.path.join(tmp, f"executorch-{variant}.pte")
+            path = os.path.join(tmp, f"executorch-{variant}{context}.pte")
             if not common.reuse(args, path):
                 print("exporting ExecuTorch 8da4w (export_llama, a few minutes) ...", file=sys.stderr)
                 model = load_gguf_model(gguf, MAX_SEQ, requantize=True)[0]
@@ -205,7 +208,8 @@ def quality_rows(keys, files, sequences, threads, tmp) -> list[list]:
     for key in keys:
         _, engine, _ = ENGINES[key]
         print(f"quality: {key} ...", file=sys.stderr)
-        res = common.run_child([__file__, "--quality", engine, files[key], str(threads), seq_file])
+        res = common.run_child([__file__, "--max-seq", str(MAX_SEQ), "--quality", engine, files[key], str(threads),
+                                seq_file])
         if res is None:
             continue
         hits = sum(p == t for (n, ids), preds in zip(sequences, res["preds"]) for p, t in zip(preds, ids[n:]))
@@ -214,11 +218,15 @@ def quality_rows(keys, files, sequences, threads, tmp) -> list[list]:
 
 
 def main() -> None:
+    global MAX_SEQ
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     common.add_run_options(ap)
     ap.set_defaults(runs=3)
     ap.add_argument("--engines", nargs="+", default=list(ENGINES), choices=list(ENGINES))
     ap.add_argument("--decode", type=int, default=256, help="greedy decode steps per run")
+    ap.add_argument("--max-seq", type=int, default=MAX_SEQ,
+                    help="context length every engine is built for (prompt + --decode must fit; long decodes "
+                    "measure attention over a long context)")
     ap.add_argument("--quality-prompts", type=int, default=8, help=f"at most {len(QUALITY_PROMPTS)}")
     ap.add_argument("--quality-tokens", type=int, default=64, help="fp32 continuation tokens per quality prompt")
     ap.add_argument("--no-quality", action="store_true")
@@ -227,6 +235,7 @@ def main() -> None:
     ap.add_argument("--quality", nargs=4, help=argparse.SUPPRESS)
     args = ap.parse_args()
     isa = common.apply_isa(args)
+    MAX_SEQ = args.max_seq
     if args.child:
         engine, path, threads, ids_file, n = args.child
         print(json.dumps(child_speed(engine, path, int(threads), ids_file, int(n))))
@@ -245,6 +254,8 @@ def main() -> None:
         template_file = files.pop("pocket-q4_1") if "pocket-q4_1" not in keys else files["pocket-q4_1"]
         keys = [k for k in keys if k in files]
         ids = prompt_ids(template_file, PROMPT)
+        if len(ids) + args.decode > MAX_SEQ:
+            sys.exit(f"the prompt ({len(ids)} tokens) and --decode {args.decode} do not fit --max-seq {MAX_SEQ}")
         ids_file = os.path.join(tmp, "prompt.json")
         with open(ids_file, "w") as f:
             json.dump(ids, f)
@@ -252,9 +263,10 @@ def main() -> None:
         if not args.no_speed:
             cells = [(k, t) for t in args.threads for k in keys]
             results = common.run_cells(
-                cells, lambda c: [__file__, "--child", ENGINES[c[0]][1], files[c[0]], str(c[1]), ids_file,
-                                  str(args.decode)], args.runs, guard)
-            sections.append(f"### Speed: chat prompt ({len(ids)} tokens), {args.decode} greedy decode steps\n\n"
+                cells, lambda c: [__file__, "--max-seq", str(MAX_SEQ), "--child", ENGINES[c[0]][1], files[c[0]],
+                                  str(c[1]), ids_file, str(args.decode)], args.runs, guard)
+            sections.append(f"### Speed: chat prompt ({len(ids)} tokens), {args.decode} greedy decode steps "
+                            f"(context {MAX_SEQ})\n\n"
                             "median (best) of the runs; load/TTFT: median (min)\n\n"
                             + table(HEADERS, speed_rows(keys, files, results, args.threads)))
         if not args.no_quality:

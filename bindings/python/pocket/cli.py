@@ -59,7 +59,8 @@ def main(argv: list[str] | None = None) -> int:
                    help="with --gguf: activations of the kept quantized layers (fp32: exact to the file's "
                    "de-quantized model; int8: faster on int8 dot-product hardware)")
     p.add_argument("--kv-cache", choices=["fp32", "fp16"], default="fp32",
-                   help="KV cache storage: fp16 halves its memory (attention still computes in fp32)")
+                   help="KV cache storage: fp16 halves its memory and the bytes attention reads (it still "
+                   "computes in fp32)")
     p.add_argument("--force", action="store_true", help="overwrite an existing file that is not a .pocket file")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress messages")
     _quant_args(p, static=False)
