@@ -42,7 +42,8 @@ QUALITY_PROMPTS = [
     "Write a short poem about the sea.", "Give me three tips for learning to program.", "Why is the sky blue?",
     "How do I make a cup of tea?", "What are the planets of the solar system?",
 ]
-MAX_SEQ = 512  # the default context (--max-seq)
+DEFAULT_MAX_SEQ = 512
+MAX_SEQ = DEFAULT_MAX_SEQ  # the context the engines are built for (--max-seq)
 
 # key: (label, engine, variant)
 ENGINES = {
@@ -123,7 +124,7 @@ def export_pocket(gguf: str, variant: str, path: str) -> float:
 def prepare(args, tmp: str, gguf: str, keys: list[str]) -> dict:
     """{key: file the engine runs}; exports Pocket and ExecuTorch programs into tmp."""
     files = {}
-    context = "" if MAX_SEQ == 512 else f"-ctx{MAX_SEQ}"  # (a --work folder may hold both)
+    context = "" if MAX_SEQ == DEFAULT_MAX_SEQ else f"-ctx{MAX_SEQ}"  # (a --work folder may hold both)
     for key in keys:
         _, engine, variant = ENGINES[key]
         if engine == "pocket":
@@ -224,7 +225,7 @@ def main() -> None:
     ap.set_defaults(runs=3)
     ap.add_argument("--engines", nargs="+", default=list(ENGINES), choices=list(ENGINES))
     ap.add_argument("--decode", type=int, default=256, help="greedy decode steps per run")
-    ap.add_argument("--max-seq", type=int, default=MAX_SEQ,
+    ap.add_argument("--max-seq", type=int, default=DEFAULT_MAX_SEQ,
                     help="context length every engine is built for (prompt + --decode must fit; long decodes "
                     "measure attention over a long context)")
     ap.add_argument("--quality-prompts", type=int, default=8, help=f"at most {len(QUALITY_PROMPTS)}")

@@ -24,17 +24,14 @@ Error sdpa_with(KernelContext& ctx, Value** args, SdpaRowsFn rows, SdpaRowsHalfF
       n = 1;  // heads h .. h + n - 1: this slice's, of h's kv head
       while (n < kSdpaGroup && i + n < end && h + n < a.Hq && (h + n) / group == h / group) ++n;
       const int64_t kv = (b * a.Hkv + h / group) * a.S * a.D;  // the kv head's first row
-      for (int64_t t = 0; t < a.T; ++t) {
-        const float* q = a.q + (i * a.T + t) * a.D;
-        float* o = a.out + (i * a.T + t) * a.D;
-        float* sc = scores + s * kSdpaGroup * len;
-        if (a.k16 != nullptr)
-          rows_half(q, a.T * a.D, static_cast<int>(n), a.k16 + kv, a.v16 + kv, a.start + t + 1, a.D, a.scale, sc, o,
-                    a.T * a.D, t == 0);
-        else
-          rows(q, a.T * a.D, static_cast<int>(n), a.k + kv, a.v + kv, a.start + t + 1, a.D, a.scale, sc, o, a.T * a.D,
-               t == 0);
-      }
+      // The T query rows of heads i .. i + n - 1 over K and V (float or float16 rows).
+      auto attend = [&](auto fn, const auto* k, const auto* v) {
+        for (int64_t t = 0; t < a.T; ++t)
+          fn(a.q + (i * a.T + t) * a.D, a.T * a.D, static_cast<int>(n), k, v, a.start + t + 1, a.D, a.scale,
+             scores + s * kSdpaGroup * len, a.out + (i * a.T + t) * a.D, a.T * a.D, t == 0);
+      };
+      if (a.k16 != nullptr) attend(rows_half, a.k16 + kv, a.v16 + kv);
+      else attend(rows, a.k + kv, a.v + kv);
     }
   });
   return Error::Ok;

@@ -85,9 +85,9 @@ template <const ConvF32Kernels& C>
 Error max_pool_cl_k(KernelContext& c, Value** a) {
   return max_pool2d_channels_last_with(c, a, C);
 }
-template <const SdpaRowsFn& R, const SdpaRowsHalfFn& W>
+template <const SdpaRowsFn& R, const SdpaRowsHalfFn& H>
 Error sdpa_k(KernelContext& c, Value** a) {
-  return sdpa_with(c, a, R, W);
+  return sdpa_with(c, a, R, H);
 }
 template <const LlmKernels& L>
 Error rms_norm_k(KernelContext& c, Value** a) {
@@ -118,7 +118,7 @@ Error permute_k(KernelContext& c, Value** a) {
   return permute_with_kernels(c, a, N);
 }
 
-#define POCKET_KERNEL_SET(G, D, F, I, Q, R, W, L, C, N)                                             \
+#define POCKET_KERNEL_SET(G, D, F, I, Q, R, H, L, C, N)                                             \
   {                                                                                              \
     {"aten::addmm", addmm_k<G>}, {"aten::bmm", bmm_k<G>}, {"aten::convolution", conv_k<G, D>},   \
         {"aten::linear", linear_k<G>}, {"aten::mm", mm_k<G>},                                    \
@@ -129,7 +129,7 @@ Error permute_k(KernelContext& c, Value** a) {
         {"pocket::max_pool2d_channels_last", max_pool_cl_k<C>},                                  \
         {"pocket::convolution_clamp", conv_clamp_k<G, D>},                                       \
         {"pocket::linear_q", linear_q_k<G, F, I>}, {"pocket::linear_q_packed", linear_q_packed_k<I>}, \
-        {"pocket::sdpa", sdpa_k<R, W>},                                                          \
+        {"pocket::sdpa", sdpa_k<R, H>},                                                          \
         {"pocket::rms_norm", rms_norm_k<L>}, {"pocket::rope", rope_k<L>},                        \
         {"pocket::swiglu", swiglu_k<L>},                                                         \
         {"aten::native_layer_norm", layer_norm_k<N>}, {"aten::_softmax", softmax_k<N>},         \
