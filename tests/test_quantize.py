@@ -429,6 +429,88 @@ def test_matrix_product_of_activations_deep_in_the_graph_exports():
     assert (got - want).abs().max() <= 0.05 * want.abs().max()  # fc in 8 bits
 
 
+
+class OffsetPositions(torch.nn.Embedding):
+    """A learned position table whose row for position p is p + 2 (BART's and OPT's)."""
+
+    def forward(self, positions):
+        return super().forward(positions + 2)
+
+
+class HalfLinear(torch.nn.Linear):
+    def forward(self, x):
+        return super().forward(x) * 0.5
+
+
+class OwnForwards(torch.nn.Module):
+    """Layers of subclasses with a forward of their own, and a table whose length is read
+    (Whisper's encoder looks up every row of its position table: arange(num_embeddings))."""
+
+    def __init__(self):
+        super().__init__()
+        self.tok, self.pos, self.table = torch.nn.Embedding(64, 32), OffsetPositions(18, 32), torch.nn.Embedding(16, 32)
+        self.fc, self.out = HalfLinear(32, 32), torch.nn.Linear(32, 8)
+
+    def forward(self, ids):
+        t = ids.shape[1]
+        h = self.tok(ids) + self.pos(torch.arange(t)) + self.table(torch.arange(self.table.num_embeddings))[:t]
+        return self.out(torch.relu(self.fc(h)))
+
+
+@pytest.mark.parametrize("scheme", ["8da4w", "int8w"])
+def test_layers_with_their_own_forward_keep_it(scheme):
+    """A stand-in computes what nn.Embedding / nn.Linear compute, so it must not replace a
+    subclass's own forward: such an Embedding stays fp32 (named in the warning), such a Linear
+    is quantized in the graph; a swapped Embedding still answers num_embeddings."""
+    model, ids = OwnForwards().eval(), torch.randint(0, 64, (2, 16), generator=torch.Generator().manual_seed(0))
+    with pytest.warns(QuantizationWarning, match=r"left in fp32: pos \(OffsetPositions: its own forward\)$"):
+        program = pocket.export(model, (ids,), quantize=scheme)
+    ops = ops_of(program, "forward")
+    assert "aten::linear" not in ops and "pocket::embedding_q" in ops, ops
+    got = torch.as_tensor(pocket.Module.from_bytes(program.data).forward(ids))
+    with torch.no_grad():
+        eager = model(ids)
+        if scheme == "int8w":  # fp32 activations: the stored weights give the same result
+            stored = _weights_as_stored(model, resolve(scheme))
+            stored.pos.weight.copy_(model.pos.weight)  # left in fp32
+            torch.testing.assert_close(got, stored(ids), rtol=1e-5, atol=1e-5)
+    assert (got - eager).abs().max() <= (0.05 if scheme == "int8w" else 0.25) * eager.abs().max()  # 8- / 4-bit
+
+
+@pytest.mark.parametrize("name", ["opt", "whisper_encoder"])
+def test_transformers_models_with_their_own_embeddings_quantize(name):
+    """OPT's learned positions take an attention mask and an offset; Whisper's encoder reads its
+    position table's length. Both exported with int8 weights, against the fp32 eager model."""
+    import transformers
+
+    torch.manual_seed(0)
+    if name == "opt":
+        config = transformers.OPTConfig(hidden_size=64, num_hidden_layers=2, num_attention_heads=4, ffn_dim=128,
+                                        word_embed_proj_dim=64, vocab_size=100)
+        model, inputs = transformers.OPTModel(config).eval(), (torch.randint(0, 100, (2, 7)),)
+    else:
+        config = transformers.WhisperConfig(d_model=64, encoder_layers=2, encoder_attention_heads=4, decoder_layers=1,
+                                            decoder_attention_heads=4, decoder_ffn_dim=128, encoder_ffn_dim=128,
+                                            num_mel_bins=16, max_source_positions=30)
+        model, inputs = transformers.WhisperModel(config).encoder.eval(), (torch.randn(1, 16, 60),)
+
+    class Hidden(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.m = model
+
+        def forward(self, x):
+            return self.m(x).last_hidden_state
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", QuantizationWarning)
+        program = pocket.export(Hidden().eval(), inputs, quantize="int8w")
+    assert "pocket::linear_q" in ops_of(program, "forward")
+    got = torch.as_tensor(pocket.Module.from_bytes(program.data).forward(*inputs))
+    with torch.no_grad():
+        eager = model(*inputs).last_hidden_state
+    assert (got - eager).abs().max() <= 0.05 * eager.abs().max()  # 8-bit weights
+
 @pytest.mark.parametrize("tie", ["matmul", "linear"])
 @pytest.mark.parametrize("scheme", ["8da4w", "int8w"])
 def test_embedding_read_as_output_layer(scheme, tie):

@@ -58,6 +58,10 @@ class QuantizedEmbedding(nn.Module):
         self.register_buffer("scales", scales)
         self.register_buffer("mins", mins)
         self.fmt = fmt
+        # What code reads of an nn.Embedding besides its weight (Whisper's encoder: the table's
+        # length, to look up every position).
+        self.num_embeddings, self.embedding_dim = embedding.num_embeddings, embedding.embedding_dim
+        self.padding_idx = embedding.padding_idx
 
     @classmethod
     def from_packed(cls, qweight, scales, mins, fmt: WeightFormat) -> "QuantizedEmbedding":
@@ -67,6 +71,8 @@ class QuantizedEmbedding(nn.Module):
         self.register_buffer("scales", scales)
         self.register_buffer("mins", mins)
         self.fmt = fmt
+        self.num_embeddings, self.embedding_dim = scales.shape[0], scales.shape[1] * fmt.group_size
+        self.padding_idx = None
         return self
 
     def forward(self, indices):
@@ -81,3 +87,6 @@ class QuantizedEmbedding(nn.Module):
         rebuilt on every forward."""
         rows = torch.arange(self.qweight.shape[0], device=self.qweight.device)
         return ops.embedding_q(self.qweight, self.scales, self.mins, rows, self.fmt.bits, self.fmt.group_size)
+
+    def extra_repr(self) -> str:
+        return f"{self.num_embeddings}, {self.embedding_dim}, {self.fmt}"

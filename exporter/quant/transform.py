@@ -33,7 +33,7 @@ def quantize_modules(model: nn.Module, config: QuantConfig) -> tuple[nn.Module, 
                     report["skipped"].append(f"{full} (in_features {child.in_features} % group "
                                              f"{config.linear_group_size})")
                     continue
-                if _read_by_parent(child):
+                if _read_by_parent(child) or _own_forward(child, nn.Linear):
                     continue  # (its graph's aten.linear is quantized: graph_linear.py)
                 setattr(parent, name, QuantizedLinear(child, config.linear_format(child.in_features), act_mode))
                 report["linear"] += 1
@@ -41,6 +41,9 @@ def quantize_modules(model: nn.Module, config: QuantConfig) -> tuple[nn.Module, 
                 if child.embedding_dim % config.embedding_group_size:
                     report["skipped"].append(f"{full} (embedding_dim {child.embedding_dim} % group "
                                              f"{config.embedding_group_size})")
+                    continue
+                if _own_forward(child, nn.Embedding):
+                    report["skipped"].append(f"{full} ({type(child).__name__}: its own forward)")
                     continue
                 fmt = WeightFormat(config.embedding_bits, config.embedding_group_size, True)
                 setattr(parent, name, QuantizedEmbedding(child, fmt))
@@ -58,15 +61,26 @@ def _read_by_parent(linear: nn.Linear) -> bool:
     return isinstance(linear, nn.modules.linear.NonDynamicallyQuantizableLinear)
 
 
+def _own_forward(layer: nn.Module, base: type) -> bool:
+    """Whether `layer` is of a subclass of `base` with a forward of its own (a learned position
+    table that adds an offset to its indices or slices its weight, as BART, OPT and Whisper have):
+    a stand-in, which computes what the base class does, would change what the model computes
+    or take other arguments. Such a Linear's aten.linear is quantized in the graph instead; such
+    an Embedding stays fp32."""
+    return type(layer).forward is not base.forward
+
+
 def _replaced_weights(model: nn.Module, config: QuantConfig) -> dict:
     """A deepcopy memo that keeps the weights only layers quantize_modules replaces read: the
     copy reads them once to quantize and drops them, so copying them (all of an LLM) is wasted."""
     replaced, kept = {}, set()
     for m in model.modules():
         if isinstance(m, nn.Linear):
-            quantized = config.linear_bits and config.linear_fits(m.in_features) and not _read_by_parent(m)
+            quantized = (config.linear_bits and config.linear_fits(m.in_features) and not _read_by_parent(m)
+                         and not _own_forward(m, nn.Linear))
         elif isinstance(m, nn.Embedding):
-            quantized = config.embedding_bits and not m.embedding_dim % config.embedding_group_size
+            quantized = (config.embedding_bits and not m.embedding_dim % config.embedding_group_size
+                         and not _own_forward(m, nn.Embedding))
         else:
             kept.update(id(p) for p in m.parameters(recurse=False))
             continue
