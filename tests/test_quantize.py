@@ -460,27 +460,29 @@ class OwnForwards(torch.nn.Module):
 @pytest.mark.parametrize("scheme", ["8da4w", "int8w"])
 def test_layers_with_their_own_forward_keep_it(scheme):
     """A stand-in computes what nn.Embedding / nn.Linear compute, so it must not replace a
-    subclass's own forward: such an Embedding stays fp32 (named in the warning), such a Linear
-    is quantized in the graph; a swapped Embedding still answers num_embeddings."""
+    subclass's own forward: the graph's lookups and linears of such a layer's weight are
+    quantized instead. A swapped Embedding still answers num_embeddings."""
     model, ids = OwnForwards().eval(), torch.randint(0, 64, (2, 16), generator=torch.Generator().manual_seed(0))
-    with pytest.warns(QuantizationWarning, match=r"left in fp32: pos \(OffsetPositions: its own forward\)$"):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", QuantizationWarning)  # nothing left in fp32
         program = pocket.export(model, (ids,), quantize=scheme)
     ops = ops_of(program, "forward")
-    assert "aten::linear" not in ops and "pocket::embedding_q" in ops, ops
+    assert not {"aten::linear", "aten::embedding"} & ops and "pocket::embedding_q" in ops, ops
+    table_bytes = (64 + 18 + 16) * 32 * (0.5 if scheme == "8da4w" else 1)
+    assert program.summary["constant_bytes"] < 1.5 * table_bytes + 2 * 32 * 32 + 4096  # no fp32 table
     got = torch.as_tensor(pocket.Module.from_bytes(program.data).forward(ids))
     with torch.no_grad():
         eager = model(ids)
         if scheme == "int8w":  # fp32 activations: the stored weights give the same result
-            stored = _weights_as_stored(model, resolve(scheme))
-            stored.pos.weight.copy_(model.pos.weight)  # left in fp32
-            torch.testing.assert_close(got, stored(ids), rtol=1e-5, atol=1e-5)
+            torch.testing.assert_close(got, _weights_as_stored(model, resolve(scheme))(ids), rtol=1e-5, atol=1e-5)
     assert (got - eager).abs().max() <= (0.05 if scheme == "int8w" else 0.25) * eager.abs().max()  # 8- / 4-bit
 
 
 @pytest.mark.parametrize("name", ["opt", "whisper_encoder"])
 def test_transformers_models_with_their_own_embeddings_quantize(name):
     """OPT's learned positions take an attention mask and an offset; Whisper's encoder reads its
-    position table's length. Both exported with int8 weights, against the fp32 eager model."""
+    position table's length. Both exported with int8 weights, against the fp32 eager model; the
+    file holds no fp32 table."""
     import transformers
 
     torch.manual_seed(0)
@@ -503,9 +505,9 @@ def test_transformers_models_with_their_own_embeddings_quantize(name):
             return self.m(x).last_hidden_state
 
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore", QuantizationWarning)
+        warnings.simplefilter("error", QuantizationWarning)  # nothing left in fp32
         program = pocket.export(Hidden().eval(), inputs, quantize="int8w")
-    assert "pocket::linear_q" in ops_of(program, "forward")
+    assert "pocket::linear_q" in ops_of(program, "forward") and "aten::embedding" not in ops_of(program, "forward")
     got = torch.as_tensor(pocket.Module.from_bytes(program.data).forward(*inputs))
     with torch.no_grad():
         eager = model(*inputs).last_hidden_state

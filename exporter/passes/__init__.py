@@ -12,8 +12,8 @@ from pocket.exporter.passes.reinplace import reinplace
 
 def run_passes(mg, int8_calibration: list | None = None, quant=None) -> int:
     """Runs the passes; with `int8_calibration` (a list, maybe empty) also static int8
-    quantization of the convolutions, with `quant` (a QuantConfig) that of the linears the
-    module swap left (quant/graph_linear.py). Returns how many convolutions were quantized."""
+    quantization of the convolutions, with `quant` (a QuantConfig) that of the linears and
+    embedding lookups the module swap left (quant/graph_linear.py). Returns how many convolutions were quantized."""
     drop_asserts(mg)
     fold_batchnorm(mg)
     constant_fold(mg)
@@ -23,9 +23,10 @@ def run_passes(mg, int8_calibration: list | None = None, quant=None) -> int:
 
         quantized = quantize_convolutions(mg, int8_calibration)
     if quant is not None:
-        from pocket.exporter.quant.graph_linear import quantize_graph_linears
+        from pocket.exporter.quant.graph_linear import quantize_graph_embeddings, quantize_graph_linears
 
         quantize_graph_linears(mg, quant)
+        quantize_graph_embeddings(mg, quant)
     fuse_conv_activation(mg)
     channels_last(mg)
     pack_linear_q(mg)

@@ -6,7 +6,11 @@ constant (in, out) operand is the transposed weight of a linear). A weight may a
 from constants in the graph (evaluated here), or be a quantized Embedding's table read whole
 (an output layer tied to it: a linear_q of the table's own constants and format). Runs after
 constant folding and before packing; each gets the scheme's weight format and activation
-mode, as a swapped nn.Linear does. A weight that several of them read is quantized once."""
+mode, as a swapped nn.Linear does. A weight that several of them read is quantized once.
+
+Lookups in a constant table the swap left (an nn.Embedding subclass with a forward of its own,
+such as BART's scaled token embedding) are quantized here too, in the scheme's embedding
+format: aten.embedding -> pocket::embedding_q."""
 
 from __future__ import annotations
 
@@ -53,6 +57,35 @@ def quantize_graph_linears(mg, config: QuantConfig) -> int:
         n += 1
     return n
 
+
+
+def quantize_graph_embeddings(mg, config: QuantConfig) -> int:
+    """Rewrites aten.embedding of a constant fp32 table (dim a multiple of the group size) to
+    pocket::embedding_q of that table quantized; returns how many. A table that several
+    lookups read is quantized once."""
+    if not config.embedding_bits:
+        return 0
+    fmt = WeightFormat(config.embedding_bits, config.embedding_group_size, True)
+    quantized: dict[str, tuple] = {}  # table constant -> its (qweight, scales, mins) nodes
+    n = 0
+    for node in list(mg.graph.nodes):
+        if node.op != "call_function" or node.target is not aten.embedding.default:
+            continue
+        w, indices = node.args[:2]
+        table = mg.constant(w)
+        if table is None or table.dim() != 2 or table.dtype != torch.float32 or table.shape[1] % fmt.group_size:
+            continue
+        if w.name not in quantized:
+            quantized[w.name] = tuple(None if t is None else mg.add_constant(f"{w.name}_{suffix}", t)
+                                      for suffix, t in zip(("q", "scales", "mins"), quantize(table, fmt)))
+        with mg.graph.inserting_before(node):
+            new = mg.graph.call_function(torch.ops.pocket.embedding_q.default,
+                                         (*quantized[w.name], indices, fmt.bits, fmt.group_size))
+        new.meta = dict(node.meta)
+        mg.replace_uses(node, new)
+        mg.graph.erase_node(node)
+        n += 1
+    return n
 
 def _as_linear(mg, node, constant_value):
     """(x, weight key, weight, bias node or None) when `node` computes a linear of x by

@@ -43,8 +43,7 @@ def quantize_modules(model: nn.Module, config: QuantConfig) -> tuple[nn.Module, 
                                              f"{config.embedding_group_size})")
                     continue
                 if _own_forward(child, nn.Embedding):
-                    report["skipped"].append(f"{full} ({type(child).__name__}: its own forward)")
-                    continue
+                    continue  # (its graph's aten.embedding is quantized: graph_linear.py)
                 fmt = WeightFormat(config.embedding_bits, config.embedding_group_size, True)
                 setattr(parent, name, QuantizedEmbedding(child, fmt))
                 report["embedding"] += 1
@@ -65,8 +64,8 @@ def _own_forward(layer: nn.Module, base: type) -> bool:
     """Whether `layer` is of a subclass of `base` with a forward of its own (a learned position
     table that adds an offset to its indices or slices its weight, as BART, OPT and Whisper have):
     a stand-in, which computes what the base class does, would change what the model computes
-    or take other arguments. Such a Linear's aten.linear is quantized in the graph instead; such
-    an Embedding stays fp32."""
+    or take other arguments. The graph's aten.linear / aten.embedding of its weight is quantized
+    instead (graph_linear.py)."""
     return type(layer).forward is not base.forward
 
 
