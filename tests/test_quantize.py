@@ -127,6 +127,26 @@ def test_int8_static_cnn_agrees_with_fp32():
     assert agree >= 0.5
 
 
+
+def test_int8_static_subnormal_activations_export_and_run():
+    """A convolution whose input is subnormal at calibration (a randomly initialized model's
+    collapsed layer): its activation scale cannot be 0 in float32, and the program runs."""
+    class Tiny(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.a, self.b = torch.nn.Conv2d(3, 8, 3, padding=1), torch.nn.Conv2d(8, 4, 3, padding=1)
+
+        def forward(self, x):
+            return self.b(self.a(x) * 1e-44)
+
+    model, g = Tiny().eval(), torch.Generator().manual_seed(0)
+    x = torch.randn(1, 3, 8, 8, generator=g)
+    program, m = _int8(model, x, [(torch.randn(1, 3, 8, 8, generator=g),) for _ in range(2)])
+    assert "pocket::conv2d_q8_channels_last" in ops_of(program, "forward")
+    with torch.no_grad():
+        want = model(x)
+    torch.testing.assert_close(torch.as_tensor(m.forward(x)), want, rtol=0, atol=1e-6)  # b's bias alone
+
 class _ConvNet(torch.nn.Module):
     """conv -> ReLU -> depthwise -> ReLU6 -> pointwise -> clamp, then a convolution as the
     output (nothing to fuse) and one whose output is used by an activation and an add (not

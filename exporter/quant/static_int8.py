@@ -144,6 +144,8 @@ def _calibration_input(i: int, j: int, value, example) -> torch.Tensor:
 def _activation_params(lo: float, hi: float) -> tuple[float, int]:
     """Asymmetric per-tensor int8: the range always holds 0 (zero padding stays exact)."""
     lo, hi = min(lo, 0.0), max(hi, 0.0)
-    scale = (hi - lo) / 255.0 or 1.0
+    # At least float32's epsilon: a range of subnormal activations (a layer of a randomly
+    # initialized model) would give a scale that is 0 in float32, which the kernel rejects.
+    scale = max((hi - lo) / 255.0, float(torch.finfo(torch.float32).eps)) if hi > lo else 1.0
     zero_point = int(max(-128, min(127, round(-128 - lo / scale))))
     return float(scale), zero_point
