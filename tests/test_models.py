@@ -199,3 +199,29 @@ def test_export_leaves_cycle_collection_as_it_found_it(enabled):
         assert gc.isenabled() == enabled
     finally:
         (gc.enable if was else gc.disable)()
+
+
+class HalfInHalfOut(torch.nn.Module):
+    """float16 and bfloat16 in and out; the arithmetic in float32 (what the kernels compute in)."""
+
+    def forward(self, h, b):
+        return (h.float() * 2).half(), (b.float() + h.float()).bfloat16(), b.float() * 3
+
+
+def test_float16_and_bfloat16_inputs_and_outputs(tmp_path):
+    """torch in, torch out of the same dtypes; numpy has no bfloat16, so with numpy its values
+    travel as uint16 words, in and out alike (an output fed back as an input)."""
+    model = HalfInHalfOut()
+    h, b = torch.randn(2, 5).half(), torch.randn(2, 5).bfloat16()
+    m = roundtrip(tmp_path, model, (h, b))
+    want = model(h, b)
+    got = m.forward(h, b)
+    assert [g.dtype for g in got] == [torch.float16, torch.bfloat16, torch.float32]
+    for g, w in zip(got, want):
+        torch.testing.assert_close(g, w, rtol=0, atol=0)  # casts and one rounding: exact
+    b_words = b.view(torch.int16).numpy().view(np.uint16)
+    got_np = m.forward(h.numpy(), b_words)
+    assert [g.dtype for g in got_np] == [np.float16, np.uint16, np.float32]
+    np.testing.assert_array_equal(got_np[1], want[1].view(torch.int16).numpy().view(np.uint16))
+    again = m.forward(h.numpy(), got_np[1])  # a bfloat16 output is a valid bfloat16 input
+    np.testing.assert_array_equal(again[2], (want[1].float() * 3).numpy())

@@ -22,7 +22,9 @@ pocket::ScalarType dtype_of(const py::dtype& dt) {
   if (kind == 'i' && size == 1) return pocket::ScalarType::Int8;
   if (kind == 'u' && size == 1) return pocket::ScalarType::UInt8;
   if (kind == 'b') return pocket::ScalarType::Bool;
-  if (kind == 'V' && size == 2) return pocket::ScalarType::BFloat16;  // raw 16-bit words
+  // numpy has no bfloat16: its values travel as raw 16-bit words, uint16 as outputs give them
+  // (Pocket has no uint16 dtype).
+  if ((kind == 'u' || kind == 'V') && size == 2) return pocket::ScalarType::BFloat16;
   raise_pocket_error(Error::InvalidArgument, "unsupported numpy dtype " + std::string(py::str(dt)));
 }
 

@@ -103,7 +103,9 @@ class Module:
     __call__ = forward
 
     def run(self, method: str, *args: Any) -> Any:
-        """Runs `method` on args laid out like the eager model's (nested tuples/lists/dicts ok)."""
+        """Runs `method` on args laid out like the eager model's (nested tuples/lists/dicts ok):
+        numpy arrays in, numpy arrays out; with any torch tensor among the inputs, torch tensors
+        out. numpy has no bfloat16: bfloat16 values travel as numpy uint16 words (their bits)."""
         info = self.method_info(method)
         leaves = _flatten(args)
         torch_in = any(_is_torch(x) for x in leaves)
@@ -112,7 +114,7 @@ class Module:
         if torch_in:
             import torch
 
-            outputs = [torch.from_numpy(o) if isinstance(o, np.ndarray) else o for o in outputs]
+            outputs = [_to_torch(torch, o) if isinstance(o, np.ndarray) else o for o in outputs]
         spec = info.get("output_spec")
         if not spec:
             return tuple(outputs)
@@ -184,6 +186,12 @@ def _to_numpy(x: Any, i: int, info: dict) -> np.ndarray:
         dtype = specs[i]["dtype"] if i < len(specs) and specs[i] else "float32"
         return np.asarray(x, dtype=dtype)
     raise _error("INVALID_ARGUMENT", f"input {i}: expected a tensor or array, got {type(x).__name__}")
+
+
+def _to_torch(torch, a: np.ndarray):
+    if a.dtype == np.uint16:  # bfloat16 words (Pocket has no uint16)
+        return torch.from_numpy(a.view(np.int16)).view(torch.bfloat16)
+    return torch.from_numpy(a)
 
 
 def _flatten(tree: Any) -> list:
