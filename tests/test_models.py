@@ -4,6 +4,7 @@ Tolerance: fp32, atol = rtol = 1e-4 (kernels accumulate in a different order tha
 """
 
 import collections
+import copy
 import gc
 
 import numpy as np
@@ -225,3 +226,58 @@ def test_float16_and_bfloat16_inputs_and_outputs(tmp_path):
     np.testing.assert_array_equal(got_np[1], want[1].view(torch.int16).numpy().view(np.uint16))
     again = m.forward(h.numpy(), got_np[1])  # a bfloat16 output is a valid bfloat16 input
     np.testing.assert_array_equal(again[2], (want[1].float() * 3).numpy())
+
+
+class HalfNet(torch.nn.Module):
+    """Convolution, batch norm, embedding, linear, softmax and a half state buffer."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv, self.bn = torch.nn.Conv2d(3, 8, 3, padding=1), torch.nn.BatchNorm2d(8)
+        self.emb, self.fc = torch.nn.Embedding(10, 8), torch.nn.Linear(8, 4)
+        self.register_buffer("total", torch.zeros(4))
+
+    def forward(self, image, ids):
+        h = torch.relu(self.bn(self.conv(image))).mean((2, 3)) + self.emb(ids).sum(1)
+        y = torch.softmax(self.fc(h), -1) + torch.full((1, 4), 0.5, dtype=h.dtype)
+        self.total.add_(y.sum(0))
+        return y, self.total.clone()
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_half_model_computes_in_float32(tmp_path, dtype):
+    """A model in float16 / bfloat16 exports and runs: the arithmetic in float32 on its half
+    weights and inputs, its outputs (and state) in its dtype. Against the same model in float32
+    on the same half values, one rounding to half apart."""
+    model = HalfNet().eval()
+    torch.nn.init.normal_(model.bn.running_mean)
+    model = model.to(dtype)
+    g = torch.Generator().manual_seed(0)
+    image, ids = torch.randn(2, 3, 6, 6, generator=g).to(dtype), torch.randint(0, 10, (2, 3), generator=g)
+    m = roundtrip(tmp_path, copy.deepcopy(model), (image, ids))
+    assert m.method_info("forward")["inputs"][0]["dtype"] == str(dtype).removeprefix("torch.")
+    reference = copy.deepcopy(model).float()
+    for step in range(2):  # the buffer carries over
+        with torch.no_grad():
+            want = reference(image.float(), ids)
+        got = m.forward(image, ids)
+        assert [t.dtype for t in got] == [dtype, dtype]
+        eps = torch.finfo(dtype).eps
+        for g_, w in zip(got, want):
+            torch.testing.assert_close(g_.float(), w, rtol=eps, atol=eps * float(w.abs().max()), msg=f"step {step}")
+    assert model.total.abs().max() == 0  # export left the user's model as it was
+
+
+def test_half_weights_cast_in_forward_stay_half():
+    """A model that only moves and casts half tensors (float16 weights widened in forward) keeps
+    them float16 in the file: nothing computes in half."""
+    class CastWeights(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.register_buffer("w", torch.randn(64, 64).half())
+
+        def forward(self, x):
+            return x @ self.w.float().t()
+
+    program = pocket.export(CastWeights(), (torch.randn(2, 64),))
+    assert program.summary["constant_bytes"] < 64 * 64 * 4 - 1024, program.summary["constant_bytes"]

@@ -4,6 +4,7 @@ from pocket.exporter.passes.channels_last import channels_last
 from pocket.exporter.passes.check_support import check_support
 from pocket.exporter.passes.constant_fold import constant_fold
 from pocket.exporter.passes.drop_asserts import drop_asserts
+from pocket.exporter.passes.float32_compute import compute_in_float32
 from pocket.exporter.passes.fold_batchnorm import fold_batchnorm
 from pocket.exporter.passes.fuse_activation import fuse_conv_activation
 from pocket.exporter.passes.pack_linear import pack_linear_q
@@ -15,6 +16,7 @@ def run_passes(mg, int8_calibration: list | None = None, quant=None) -> int:
     quantization of the convolutions, with `quant` (a QuantConfig) that of the linears and
     embedding lookups the module swap left (quant/graph_linear.py). Returns how many convolutions were quantized."""
     drop_asserts(mg)
+    compute_in_float32(mg)
     fold_batchnorm(mg)
     constant_fold(mg)
     quantized = 0
