@@ -281,3 +281,31 @@ def test_half_weights_cast_in_forward_stay_half():
 
     program = pocket.export(CastWeights(), (torch.randn(2, 64),))
     assert program.summary["constant_bytes"] < 64 * 64 * 4 - 1024, program.summary["constant_bytes"]
+
+
+class HalfText(torch.nn.Module):
+    """Embedding, RMSNorm (its weight times the activations) and linear."""
+
+    def __init__(self):
+        super().__init__()
+        self.emb, self.fc = torch.nn.Embedding(50, 32), torch.nn.Linear(32, 8)
+        self.norm = torch.nn.Parameter(torch.rand(32) + 0.5)
+
+    def forward(self, ids):
+        x = self.emb(ids)
+        return self.fc(self.norm * (x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6)))
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_quantized_half_model_computes_in_float32(dtype):
+    """Quantized layers compute in float32 whatever the model's dtype, so in a quantized half
+    model no op has a half result, but the norm multiplies its half weight by float32
+    activations: the kernel would read a half operand. Against its float32 copy's program,
+    up to one rounding to half."""
+    model = HalfText().eval().to(dtype)
+    ids = torch.randint(0, 50, (2, 5), generator=torch.Generator().manual_seed(0))
+    half = pocket.Module.from_bytes(pocket.export(copy.deepcopy(model), (ids,), quantize="int8w").data)
+    full = pocket.Module.from_bytes(pocket.export(copy.deepcopy(model).float(), (ids,), quantize="int8w").data)
+    got, want = half.forward(ids), full.forward(ids)
+    eps = torch.finfo(dtype).eps
+    torch.testing.assert_close(got.float(), want, rtol=eps, atol=eps * float(want.abs().max()))

@@ -74,13 +74,15 @@ def _is_half(val) -> bool:
 
 
 def _half_arithmetic(node) -> bool:
-    """Whether `node` is an ATen op other than a move with a half tensor among its results."""
+    """Whether `node` is an ATen op other than a move with a half tensor among its operands or
+    results (a float16 weight times a float32 activation computes in float32, but the kernel
+    still reads a half operand)."""
     if node.op != "call_function" or not isinstance(node.target, torch._ops.OpOverload):
         return False
     if node.target.namespace != "aten" or node.target in _MOVES:
         return False
-    val = node.meta.get("val")
-    return any(_is_half(v) for v in (val if isinstance(val, (list, tuple)) else [val]))
+    vals = [n.meta.get("val") for n in node.all_input_nodes] + [node.meta.get("val")]
+    return any(_is_half(v) for val in vals for v in (val if isinstance(val, (list, tuple)) else [val]))
 
 
 def _float_dtype(a):
