@@ -14,7 +14,9 @@ from pocket.exporter.passes.reinplace import reinplace
 def run_passes(mg, int8_calibration: list | None = None, quant=None) -> int:
     """Runs the passes; with `int8_calibration` (a list, maybe empty) also static int8
     quantization of the convolutions, with `quant` (a QuantConfig) that of the linears and
-    embedding lookups the module swap left (quant/graph_linear.py). Returns how many convolutions were quantized."""
+    embedding lookups the module swap left (quant/graph_linear.py). Half-precision arithmetic
+    is computed in float32 first (float32_compute.py). Returns how many convolutions were
+    quantized."""
     drop_asserts(mg)
     compute_in_float32(mg)
     fold_batchnorm(mg)

@@ -91,5 +91,3 @@ def _float_dtype(a):
 
 def _as_float(val):
     return val.to(torch.float32) if _is_half(val) else val
-
-

@@ -58,7 +58,6 @@ def quantize_graph_linears(mg, config: QuantConfig) -> int:
     return n
 
 
-
 def quantize_graph_embeddings(mg, config: QuantConfig) -> int:
     """Rewrites aten.embedding of a constant fp32 table (dim a multiple of the group size) to
     pocket::embedding_q of that table quantized; returns how many. A table that several
@@ -86,6 +85,7 @@ def quantize_graph_embeddings(mg, config: QuantConfig) -> int:
         mg.graph.erase_node(node)
         n += 1
     return n
+
 
 def _as_linear(mg, node, constant_value):
     """(x, weight key, weight, bias node or None) when `node` computes a linear of x by
