@@ -113,9 +113,16 @@ def lift(name: str, ep: ExportedProgram, shared: Constants | None = None) -> Met
             mutations.append((spec.target, value))
         elif spec.kind == OutputKind.USER_OUTPUT:
             outputs.append(value)
+        elif spec.kind == OutputKind.USER_INPUT_MUTATION:
+            raise ExportError(f"method '{name}' writes to its input '{spec.target}' in place; a program's "
+                              "inputs are read-only: compute a new tensor and return it instead")
+        elif spec.kind == OutputKind.PARAMETER_MUTATION:
+            raise ExportError(f"method '{name}' writes to the parameter '{spec.target}' in place (as "
+                              "nn.Embedding(max_norm=...) does, renormalizing the rows it looks up); a "
+                              "program's parameters are constants: renormalize the weight once before "
+                              "export, or keep changing state in a buffer (register_buffer)")
         else:
-            raise ExportError(f"method '{name}': unsupported output kind {spec.kind.name} "
-                              "(is the model mutating an input in place?)")
+            raise ExportError(f"method '{name}': unsupported output kind {spec.kind.name}")
     return MethodGraph(
         name=name, graph=graph, constants=constants, buffers=buffers, buffer_values=buffer_values,
         mutations=mutations, inputs=inputs, outputs=outputs,

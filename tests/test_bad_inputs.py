@@ -180,3 +180,27 @@ def test_unsupported_op_at_export_names_op_and_line():
 def test_dynamic_dim_without_bound_is_rejected():
     with pytest.raises(pocket.exporter.ExportError, match="no upper bound"):
         pocket.export(Net().eval(), (torch.randn(2, 4),), dynamic_shapes=({0: torch.export.Dim("b")},))
+
+
+class WritesInput(torch.nn.Module):
+    def forward(self, x):
+        x.mul_(2)
+        return x + 1
+
+
+class RenormalizedEmbedding(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.emb = torch.nn.Embedding(10, 4, max_norm=1.0)
+
+    def forward(self, ids):
+        return self.emb(ids)
+
+
+@pytest.mark.parametrize("model,inputs,match", [
+    (WritesInput(), (torch.randn(3),), r"writes to its input 'x' in place"),
+    (RenormalizedEmbedding(), (torch.tensor([[1, 2]]),), r"writes to the parameter 'emb.weight' in place"),
+])
+def test_in_place_writes_to_inputs_and_parameters_are_named(model, inputs, match):
+    with pytest.raises(pocket.exporter.ExportError, match=match):
+        pocket.export(model, inputs)
