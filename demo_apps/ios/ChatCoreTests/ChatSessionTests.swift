@@ -137,16 +137,16 @@ final class ChatSessionTests: XCTestCase {
     XCTAssertNotEqual(session.state.messages.last?.text, plain, "the system prompt changed nothing")
     session.updateSettings(ChatSettings(systemPrompt: "You are a pirate.", temperature: 1.2, maxNewTokens: 5))
     XCTAssertEqual(session.state.messages.count, 2, "same system prompt: the chat goes on")
-    // Sampling (a new random seed each reply) may pick the end token before the limit, and the
-    // tiny model's 128-token context is nearly full by now: in a new chat, every reply stays
-    // within 5 tokens and some of 4 replies reach it.
+    // Sampling (a new random seed each reply) may pick the end token before the limit, even
+    // first (an empty reply), and the tiny model's 128-token context is nearly full by now: in
+    // a new chat, every reply stays within 5 tokens and some of 4 replies reach it.
     session.newChat()
     var lengths: [Int] = []
     for _ in 0..<4 {
       await session.send("Hi")
       lengths.append(session.state.messages.last?.stats?.tokens ?? -1)
     }
-    XCTAssertTrue(lengths.allSatisfy { (1...5).contains($0) } && lengths.contains(5), "reply lengths \(lengths)")
+    XCTAssertTrue(lengths.allSatisfy { (0...5).contains($0) } && lengths.contains(5), "reply lengths \(lengths)")
   }
 
   func testFailuresAreStateNotCrashes() async throws {
