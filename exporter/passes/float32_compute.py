@@ -49,8 +49,7 @@ def compute_in_float32(mg) -> bool:
                 mg.buffer_values[fqn] = mg.buffer_values[fqn].float()
             else:  # a user input: widened where it enters
                 with mg.graph.inserting_after(placeholders[-1]):
-                    cast = mg.graph.call_function(aten._to_copy.default, (node,), {"dtype": torch.float32})
-                cast.meta = {**node.meta, "val": _as_float(val)}
+                    cast = _cast(mg, node, torch.float32)
                 mg.replace_uses(node, cast, keep=lambda user: user is cast)
                 continue
             node.meta["val"] = _as_float(val)
@@ -62,11 +61,16 @@ def compute_in_float32(mg) -> bool:
     output = next(n for n in mg.graph.nodes if n.op == "output")
     for i, dtype in outputs.items():  # rounded back where they leave
         with mg.graph.inserting_before(output):
-            cast = mg.graph.call_function(aten._to_copy.default, (mg.outputs[i],), {"dtype": dtype})
-        cast.meta = {**mg.outputs[i].meta, "val": mg.outputs[i].meta["val"].to(dtype)}
-        mg.outputs[i] = cast
+            mg.outputs[i] = _cast(mg, mg.outputs[i], dtype)
     output.args = ((*(v for _, v in mg.mutations), *mg.outputs),)
     return True
+
+
+def _cast(mg, node, dtype):
+    """A new aten._to_copy of `node` to `dtype`, at the graph's insertion point."""
+    cast = mg.graph.call_function(aten._to_copy.default, (node,), {"dtype": dtype})
+    cast.meta = {**node.meta, "val": node.meta["val"].to(dtype)}
+    return cast
 
 
 def _is_half(val) -> bool:

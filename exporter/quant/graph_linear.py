@@ -43,17 +43,9 @@ def quantize_graph_linears(mg, config: QuantConfig) -> int:
             if weight.dim() != 2 or weight.dtype != torch.float32 or not config.linear_fits(k):
                 continue  # (a width the group size does not divide stays fp32, as in the module swap)
             fmt = config.linear_format(k)
-            if w not in quantized:
-                parts = quantize(weight, fmt)
-                quantized[w] = tuple(None if t is None else mg.add_constant(f"{w}_{suffix}", t)
-                                     for suffix, t in zip(("q", "scales", "mins"), parts))
-            qweight, scales, mins = quantized[w]
-        args = (x, qweight, scales, mins, bias, fmt.bits, fmt.group_size, ACT_MODES[config.activations])
-        with mg.graph.inserting_before(node):
-            new = mg.graph.call_function(torch.ops.pocket.linear_q.default, args)
-        new.meta = dict(node.meta)
-        mg.replace_uses(node, new)
-        mg.graph.erase_node(node)
+            qweight, scales, mins = _quantized_constants(mg, quantized, w, weight, fmt)
+        _replace(mg, node, torch.ops.pocket.linear_q.default,
+                 (x, qweight, scales, mins, bias, fmt.bits, fmt.group_size, ACT_MODES[config.activations]))
         n += 1
     return n
 
@@ -74,17 +66,28 @@ def quantize_graph_embeddings(mg, config: QuantConfig) -> int:
         table = mg.constant(w)
         if table is None or table.dim() != 2 or table.dtype != torch.float32 or table.shape[1] % fmt.group_size:
             continue
-        if w.name not in quantized:
-            quantized[w.name] = tuple(None if t is None else mg.add_constant(f"{w.name}_{suffix}", t)
-                                      for suffix, t in zip(("q", "scales", "mins"), quantize(table, fmt)))
-        with mg.graph.inserting_before(node):
-            new = mg.graph.call_function(torch.ops.pocket.embedding_q.default,
-                                         (*quantized[w.name], indices, fmt.bits, fmt.group_size))
-        new.meta = dict(node.meta)
-        mg.replace_uses(node, new)
-        mg.graph.erase_node(node)
+        _replace(mg, node, torch.ops.pocket.embedding_q.default,
+                 (*_quantized_constants(mg, quantized, w.name, table, fmt), indices, fmt.bits, fmt.group_size))
         n += 1
     return n
+
+
+def _quantized_constants(mg, quantized: dict, key: str, weight: torch.Tensor, fmt: WeightFormat) -> tuple:
+    """The (qweight, scales, mins) constant nodes of `weight` in `fmt`, added to the graph the
+    first time `key` (the weight's constant) is asked for; mins is None when symmetric."""
+    if key not in quantized:
+        quantized[key] = tuple(None if t is None else mg.add_constant(f"{key}_{suffix}", t)
+                               for suffix, t in zip(("q", "scales", "mins"), quantize(weight, fmt)))
+    return quantized[key]
+
+
+def _replace(mg, node, target, args) -> None:
+    """`node` becomes a call of `target` on `args`, with its metadata, in every use."""
+    with mg.graph.inserting_before(node):
+        new = mg.graph.call_function(target, args)
+    new.meta = dict(node.meta)
+    mg.replace_uses(node, new)
+    mg.graph.erase_node(node)
 
 
 def _as_linear(mg, node, constant_value):

@@ -28,28 +28,38 @@ def quantize_modules(model: nn.Module, config: QuantConfig) -> tuple[nn.Module, 
     for parent_name, parent in list(model.named_modules()):
         for name, child in list(parent.named_children()):
             full = f"{parent_name}.{name}" if parent_name else name
-            if isinstance(child, nn.Linear) and config.linear_bits:
-                if not config.linear_fits(child.in_features):
-                    report["skipped"].append(f"{full} (in_features {child.in_features} % group "
-                                             f"{config.linear_group_size})")
-                    continue
-                if _read_by_parent(child) or _own_forward(child, nn.Linear):
-                    continue  # (its graph's aten.linear is quantized: graph_linear.py)
-                setattr(parent, name, QuantizedLinear(child, config.linear_format(child.in_features), act_mode))
-                report["linear"] += 1
-            elif isinstance(child, nn.Embedding) and config.embedding_bits:
-                if child.embedding_dim % config.embedding_group_size:
-                    report["skipped"].append(f"{full} (embedding_dim {child.embedding_dim} % group "
-                                             f"{config.embedding_group_size})")
-                    continue
-                if _own_forward(child, nn.Embedding):
-                    continue  # (its graph's aten.embedding is quantized: graph_linear.py)
-                fmt = WeightFormat(config.embedding_bits, config.embedding_group_size, True)
-                setattr(parent, name, QuantizedEmbedding(child, fmt))
-                report["embedding"] += 1
+            if _swapped(child, config):
+                if isinstance(child, nn.Linear):
+                    layer = QuantizedLinear(child, config.linear_format(child.in_features), act_mode)
+                    report["linear"] += 1
+                else:
+                    layer = QuantizedEmbedding(child, WeightFormat(config.embedding_bits, config.embedding_group_size,
+                                                                   True))
+                    report["embedding"] += 1
+                setattr(parent, name, layer)
+            elif isinstance(child, nn.Linear) and config.linear_bits and not config.linear_fits(child.in_features):
+                report["skipped"].append(f"{full} (in_features {child.in_features} % group "
+                                         f"{config.linear_group_size})")
+            elif (isinstance(child, nn.Embedding) and config.embedding_bits
+                  and child.embedding_dim % config.embedding_group_size):
+                report["skipped"].append(f"{full} (embedding_dim {child.embedding_dim} % group "
+                                         f"{config.embedding_group_size})")
     if report["skipped"]:
         warnings.warn(f"left in fp32: {', '.join(report['skipped'])}", QuantizationWarning, stacklevel=3)
     return model, report
+
+
+def _swapped(layer: nn.Module, config: QuantConfig) -> bool:
+    """Whether quantize_modules replaces `layer` by a stand-in. A Linear or Embedding it leaves
+    is fp32 because its width does not fit the group size (named in the warning), or its
+    weight is quantized in the exported graph instead (_read_by_parent, _own_forward)."""
+    if isinstance(layer, nn.Linear):
+        return (bool(config.linear_bits) and config.linear_fits(layer.in_features) and not _read_by_parent(layer)
+                and not _own_forward(layer, nn.Linear))
+    if isinstance(layer, nn.Embedding):
+        return (bool(config.embedding_bits) and not layer.embedding_dim % config.embedding_group_size
+                and not _own_forward(layer, nn.Embedding))
+    return False
 
 
 def _read_by_parent(linear: nn.Linear) -> bool:
@@ -74,16 +84,7 @@ def _replaced_weights(model: nn.Module, config: QuantConfig) -> dict:
     copy reads them once to quantize and drops them, so copying them (all of an LLM) is wasted."""
     replaced, kept = {}, set()
     for m in model.modules():
-        if isinstance(m, nn.Linear):
-            quantized = (config.linear_bits and config.linear_fits(m.in_features) and not _read_by_parent(m)
-                         and not _own_forward(m, nn.Linear))
-        elif isinstance(m, nn.Embedding):
-            quantized = (config.embedding_bits and not m.embedding_dim % config.embedding_group_size
-                         and not _own_forward(m, nn.Embedding))
-        else:
-            kept.update(id(p) for p in m.parameters(recurse=False))
-            continue
-        if quantized:
+        if _swapped(m, config):
             replaced[id(m.weight)] = m.weight
         else:
             kept.update(id(p) for p in m.parameters(recurse=False))
