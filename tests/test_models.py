@@ -226,6 +226,8 @@ def test_float16_and_bfloat16_inputs_and_outputs(tmp_path):
     np.testing.assert_array_equal(got_np[1], want[1].view(torch.int16).numpy().view(np.uint16))
     again = m.forward(h.numpy(), got_np[1])  # a bfloat16 output is a valid bfloat16 input
     np.testing.assert_array_equal(again[2], (want[1].float() * 3).numpy())
+    with pytest.raises(pocket.PocketError, match=r"input 0: a uint16 array carries bfloat16 words .* float16"):
+        m.forward(got_np[1], b_words)  # bfloat16 words where float16 is expected
 
 
 class HalfNet(torch.nn.Module):

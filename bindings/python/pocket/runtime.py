@@ -180,6 +180,10 @@ def _to_numpy(x: Any, i: int, info: dict) -> np.ndarray:
             return x.view(torch.int16).numpy().view(np.uint16)
         return x.numpy()
     if isinstance(x, np.ndarray):
+        specs = info["inputs"]
+        if x.dtype == np.uint16 and i < len(specs) and specs[i] and specs[i]["dtype"] != "bfloat16":
+            raise _error("INVALID_ARGUMENT", f"input {i}: a uint16 array carries bfloat16 words (numpy has "
+                         f"no bfloat16), but this input is {specs[i]['dtype']}")
         return np.ascontiguousarray(x)
     if isinstance(x, (bool, int, float, np.generic)):
         specs = info["inputs"]
