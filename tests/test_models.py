@@ -230,6 +230,22 @@ def test_float16_and_bfloat16_inputs_and_outputs(tmp_path):
         m.forward(got_np[1], b_words)  # bfloat16 words where float16 is expected
 
 
+
+class Scale(torch.nn.Module):
+    def forward(self, x):
+        return x * 2
+
+
+def test_python_scalar_for_a_bfloat16_input(tmp_path):
+    """A Python number given for a 0-d bfloat16 input is rounded to bfloat16 as torch rounds it
+    (nearest even; inf and NaN kept)."""
+    m = roundtrip(tmp_path, Scale(), (torch.tensor(1.0, dtype=torch.bfloat16),))
+    for v in [1.5, -3.0078125, 1.00390625, 1.01171875, 3.4e38, float("inf"), -float("inf"), 1e-40, 7]:
+        want = (torch.tensor(v, dtype=torch.float32).bfloat16() * 2).view(torch.int16).numpy().view(np.uint16)
+        np.testing.assert_array_equal(m.forward(v), want, err_msg=f"value {v}")
+    nan = m.forward(float("nan"))
+    assert nan.dtype == np.uint16 and torch.from_numpy(nan.view(np.int16)).view(torch.bfloat16).isnan()
+
 class HalfNet(torch.nn.Module):
     """Convolution, batch norm, embedding, linear, softmax and a half state buffer."""
 

@@ -188,8 +188,17 @@ def _to_numpy(x: Any, i: int, info: dict) -> np.ndarray:
     if isinstance(x, (bool, int, float, np.generic)):
         specs = info["inputs"]
         dtype = specs[i]["dtype"] if i < len(specs) and specs[i] else "float32"
+        if dtype == "bfloat16":
+            return _bfloat16_words(np.asarray(x, dtype=np.float32))
         return np.asarray(x, dtype=dtype)
     raise _error("INVALID_ARGUMENT", f"input {i}: expected a tensor or array, got {type(x).__name__}")
+
+
+def _bfloat16_words(a: np.ndarray) -> np.ndarray:
+    """float32 values rounded to nearest-even bfloat16, as uint16 words (NaN stays NaN)."""
+    bits = a.astype(np.float32).view(np.uint32)
+    rounded = ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16).astype(np.uint16)
+    return np.where(np.isnan(a), np.uint16(0x7FC0), rounded)
 
 
 def _to_torch(torch, a: np.ndarray):
