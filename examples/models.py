@@ -146,3 +146,62 @@ def dynamic_encoder():
     """The encoder with a dynamic batch (1..8) and sequence length (2..32)."""
     model, inputs = encoder()
     return model, inputs, ({0: Dim("batch", min=1, max=8), 1: Dim("seq", min=2, max=32)},)
+
+
+class SqueezeExcite(nn.Module):
+    """Scales each channel by a gate computed from the channel means."""
+
+    def __init__(self, channels, squeezed):
+        super().__init__()
+        self.reduce, self.expand = nn.Conv2d(channels, squeezed, 1), nn.Conv2d(squeezed, channels, 1)
+
+    def forward(self, x):
+        gate = self.expand(torch.relu(self.reduce(x.mean((2, 3), keepdim=True))))
+        return x * nn.functional.hardsigmoid(gate)
+
+
+class MobileNetV3Block(nn.Module):
+    def __init__(self, cin, kernel, hidden, cout, excite, hardswish, stride):
+        super().__init__()
+        act = nn.Hardswish if hardswish else nn.ReLU
+        layers = [] if hidden == cin else [nn.Conv2d(cin, hidden, 1, bias=False), nn.BatchNorm2d(hidden), act()]
+        layers += [nn.Conv2d(hidden, hidden, kernel, stride, kernel // 2, groups=hidden, bias=False),
+                   nn.BatchNorm2d(hidden), act()]
+        if excite:
+            layers.append(SqueezeExcite(hidden, max(8, (hidden // 4 + 4) // 8 * 8)))
+        layers += [nn.Conv2d(hidden, cout, 1, bias=False), nn.BatchNorm2d(cout)]
+        self.conv = nn.Sequential(*layers)
+        self.use_res = stride == 1 and cin == cout
+
+    def forward(self, x):
+        return x + self.conv(x) if self.use_res else self.conv(x)
+
+
+class MobileNetV3(nn.Module):
+    """MobileNetV3-Small-style: hardswish, squeeze-excitation with a hardsigmoid gate, 3x3 and
+    5x5 depthwise convolutions."""
+
+    # (kernel, expanded channels, out channels, squeeze-excite, hardswish, stride)
+    SETTINGS = [(3, 16, 16, True, False, 2), (3, 72, 24, False, False, 2), (3, 88, 24, False, False, 1),
+                (5, 96, 40, True, True, 2), (5, 240, 40, True, True, 1), (5, 240, 40, True, True, 1),
+                (5, 120, 48, True, True, 1), (5, 144, 48, True, True, 1), (5, 288, 96, True, True, 2),
+                (5, 576, 96, True, True, 1), (5, 576, 96, True, True, 1)]
+
+    def __init__(self, classes=1000):
+        super().__init__()
+        layers = [nn.Conv2d(3, 16, 3, 2, 1, bias=False), nn.BatchNorm2d(16), nn.Hardswish()]
+        cin = 16
+        for k, hidden, cout, excite, hardswish, stride in self.SETTINGS:
+            layers.append(MobileNetV3Block(cin, k, hidden, cout, excite, hardswish, stride))
+            cin = cout
+        layers += [nn.Conv2d(cin, 576, 1, bias=False), nn.BatchNorm2d(576), nn.Hardswish()]
+        self.features = nn.Sequential(*layers)
+        self.classifier = nn.Sequential(nn.Linear(576, 1024), nn.Hardswish(), nn.Dropout(0.2),
+                                        nn.Linear(1024, classes))
+
+    def forward(self, x):
+        return self.classifier(self.features(x).mean([2, 3]))
+
+
+def mobilenet_v3():
+    return _init_batchnorm(MobileNetV3()), (torch.randn(1, 3, 224, 224),)

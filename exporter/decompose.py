@@ -6,6 +6,9 @@ from torch.export import ExportedProgram
 # Ops core ATen would split up that Pocket has faster whole kernels for.
 KEEP = (
     torch.ops.aten.linear.default,
+    # MobileNetV3's activations: one pass over the tensor instead of four, and channels-last
+    torch.ops.aten.hardswish.default,
+    torch.ops.aten.hardsigmoid.default,
     # F.pad's reflect/replicate modes: one copy instead of an arange/clamp/index chain
     *(getattr(torch.ops.aten, f"{mode}_pad{d}d").default for mode in ("reflection", "replication")
       for d in (1, 2, 3)),

@@ -43,7 +43,7 @@ def assert_matches(program, model, inputs, tol=1e-4):
             torch.testing.assert_close(torch.as_tensor(g), w, rtol=tol, atol=tol)
 
 
-@pytest.mark.parametrize("name", ["resnet", "mobilenet_v2"])
+@pytest.mark.parametrize("name", ["resnet", "mobilenet_v2", "mobilenet_v3"])
 def test_example_cnns_run_channels_last_with_fused_epilogues(name):
     model, inputs = getattr(models, name)()
     program = pocket.export(model, inputs)
@@ -54,6 +54,8 @@ def test_example_cnns_run_channels_last_with_fused_epilogues(name):
                       "aten::add.Tensor", "aten::max_pool2d_with_indices"}
     if name == "resnet":  # the stem's pooling stays in the chain
         assert "pocket::max_pool2d_channels_last" in ops
+    if name == "mobilenet_v3":  # hardswish and the excitation gate and product too: one permute, the input's
+        assert op_calls(program, "aten::permute") == 1
     assert_matches(program, model, inputs)
 
 
@@ -187,6 +189,43 @@ def test_residual_add_and_activation_fuse():
     program = pocket.export(model, (x,))
     ops = ops_of(program)
     assert "aten::add.Tensor" not in ops and "aten::hardtanh" not in ops and "aten::relu" not in ops
+    assert_matches(program, model, (x,))
+
+
+class MobileNetV3Block(torch.nn.Module):
+    """MobileNetV3's inverted residual: hardswish after the expansion and the depthwise
+    convolution, a squeeze-excitation scale ((N, C, 1, 1) times (N, C, H, W), hardsigmoid), the
+    residual sum; and arithmetic with numbers on a channels-last value."""
+
+    def __init__(self):
+        super().__init__()
+        self.expand, self.bn = torch.nn.Conv2d(8, 16, 1), torch.nn.BatchNorm2d(16)
+        self.dw = torch.nn.Conv2d(16, 16, 5, padding=2, groups=16)
+        self.fc1, self.fc2 = torch.nn.Conv2d(16, 4, 1), torch.nn.Conv2d(4, 16, 1)
+        self.project = torch.nn.Conv2d(16, 8, 1)
+
+    def forward(self, x):
+        y = torch.nn.functional.hardswish(self.bn(self.expand(x)))
+        y = torch.nn.functional.hardswish(self.dw(y))
+        scale = y.mean((2, 3), keepdim=True)
+        scale = torch.nn.functional.hardsigmoid(self.fc2(torch.relu(self.fc1(scale))))
+        y = self.project(scale * y) + x
+        return (y - 0.5) * 2 / 3 + 1
+
+
+def test_mobilenet_v3_block_stays_channels_last():
+    """hardswish and hardsigmoid stay whole ops (not four each) and, like the broadcast product
+    and the arithmetic with numbers, run on the channels-last values: the only permutes are the
+    chain's entry and exit."""
+    torch.manual_seed(0)
+    model = MobileNetV3Block().eval()
+    torch.nn.init.normal_(model.bn.running_mean)
+    x = torch.randn(2, 8, 11, 9) * 3
+    program = pocket.export(model, (x,))
+    ops = set(ops_of(program))
+    assert {"aten::hardswish", "aten::hardsigmoid"} <= ops
+    assert not ops & {"aten::clamp", "aten::convolution"}
+    assert op_calls(program, "aten::permute") == 2
     assert_matches(program, model, (x,))
 
 

@@ -7,9 +7,10 @@ A 3x3 one of stride 1 where Winograd pays (_winograd_pays) becomes `pocket::conv
 instead, its weight stored transformed (custom_ops.pack_winograd_weight).
 A static int8 convolution of groups 1 or depthwise (pocket::conv2d_q8_packed) becomes
 `pocket::conv2d_q8_channels_last` the same way, its weight kept as the int8 pass stored it.
-Values stay channels-last between convolutions: ReLU, hardtanh and clamp of a channels-last
-value, its sum with another value of its shape, its max pooling
-(pocket::max_pool2d_channels_last) and its spatial mean are computed channels-last too, and
+Values stay channels-last between convolutions: ReLU, hardtanh, clamp, hardswish and
+hardsigmoid of a channels-last value, its sum, difference, product or quotient with a number or
+another 4-d value, its max pooling (pocket::max_pool2d_channels_last) and its spatial mean are
+computed channels-last too, and
 an aten::permute converts only where a value enters the chain (the graph's input) or leaves it
 (an op that needs NCHW, a method output).
 
@@ -37,7 +38,9 @@ from pocket.exporter.passes.fuse_activation import activation_bounds
 
 aten = torch.ops.aten
 TO_NHWC, TO_NCHW = [0, 2, 3, 1], [0, 3, 1, 2]
-UNARY = (aten.relu.default, aten.hardtanh.default, aten.clamp.default)
+UNARY = (aten.relu.default, aten.hardtanh.default, aten.clamp.default, aten.hardswish.default,
+         aten.hardsigmoid.default)
+BINARY = (aten.add.Tensor, aten.sub.Tensor, aten.mul.Tensor, aten.div.Tensor)
 
 
 def channels_last(mg) -> int:
@@ -90,8 +93,9 @@ def channels_last(mg) -> int:
             with graph.inserting_before(node):
                 twin[node] = _call(graph, node.target, (twin[node.args[0]], *node.args[1:]), node.meta,
                                    _permuted(node, TO_NHWC))
-        elif _same_shape_add(node) and any(a in twin for a in node.args[:2]):
-            a, b = (nhwc(v) for v in node.args[:2])  # a value from outside the chain joins it
+        elif _elementwise(node) and any(a in twin for a in node.args):
+            # a value from outside the chain joins it; numbers stay as they are
+            a, b = (nhwc(v) if isinstance(v, torch.fx.Node) else v for v in node.args)
             with graph.inserting_before(node):
                 twin[node] = _call(graph, node.target, (a, b), node.meta, _permuted(node, TO_NHWC))
         elif node.target is aten.mean.dim and node.args[0] in twin and _spatial_mean(node):
@@ -198,6 +202,18 @@ def _same_shape_add(node) -> bool:
         return False
     a, b = (getattr(v, "meta", {}).get("val") for v in node.args)
     return isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor) and a.shape == b.shape and a.dim() == 4
+
+
+def _elementwise(node) -> bool:
+    """An add, sub, mul or div of 4-d tensors and numbers: permuting every tensor operand the
+    same way permutes the result (broadcasting included: MobileNetV3's squeeze-excitation
+    scale, (N, C, 1, 1) times (N, C, H, W))."""
+    if node.target not in BINARY or len(node.args) != 2 or any(k != "alpha" for k in node.kwargs):
+        return False
+    if node.kwargs.get("alpha", 1) != 1:
+        return False
+    vals = [v.meta.get("val") if isinstance(v, torch.fx.Node) else v for v in node.args]
+    return all(isinstance(v, (int, float)) or isinstance(v, torch.Tensor) and v.dim() == 4 for v in vals)
 
 
 def _values_only(node) -> bool:

@@ -1,4 +1,5 @@
-// kernel_diff_test: layer norm, softmax, gelu and permute (the harness: kernel_diff.h).
+// kernel_diff_test: layer norm, softmax, gelu, hardswish, hardsigmoid and permute (the harness:
+// kernel_diff.h).
 #include "kernel_diff.h"
 
 namespace kdiff {
@@ -70,6 +71,31 @@ void test_gelu(KernelFn portable, KernelFn fast, const char* set) {
         a.ptrs = {a.floats({n}, absolute ? abs_of(x) : x), a.add(s), a.output(n)};
       }, kFloatTol);
     }
+}
+
+// aten::hardswish and aten::hardsigmoid on vector bodies and tails and the corners of
+// relu6(x + 3) (-3, 3, +-inf, NaN, -0). The portable kernel's operations in its order: equal to
+// it, a NaN where it has one.
+void test_hard_activation(const char* op, KernelFn portable, KernelFn fast, const char* set) {
+  const float inf = INFINITY;
+  const float corners[] = {-3.0f, 3.0f, -inf, inf, NAN, -0.0f, -3.0000002f, 2.9999998f};
+  for (int64_t n : {1, 7, 8, 9, 1000, 3 * 65}) {
+    auto x = random_floats(n, 4.0f);
+    for (int64_t i = 0; i < n && i < 8; ++i) x[i] = corners[i];
+    const auto make = [&](Args& a) { a.ptrs = {a.floats({n}, x), a.output(n)}; };
+    char what[96];
+    std::snprintf(what, sizeof what, "[%s] %s n=%lld", set, op, (long long)n);
+    const std::vector<float> want = run(portable, make, 1, what);
+    for (int threads : {1, 2}) {
+      const std::vector<float> got = run(fast, make, threads, what);
+      ++g_checks;
+      for (size_t i = 0; i < want.size() && i < got.size(); ++i)
+        if (!(got[i] == want[i] || (std::isnan(got[i]) && std::isnan(want[i])))) {
+          FAIL("%s threads=%d: output %zu is %.9g, portable %.9g", what, threads, i, got[i], want[i]);
+          break;
+        }
+    }
+  }
 }
 
 // aten::permute: NCHW -> NHWC of 3 channels (the optimized interleave: vector bodies, pixel

@@ -64,6 +64,9 @@ const std::vector<OpTest>& op_tests() {
       {"aten::native_layer_norm", test_layer_norm},
       {"aten::_softmax", test_softmax},
       {"aten::gelu", test_gelu},
+      {"aten::hardswish", [](KernelFn p, KernelFn f, const char* s) { test_hard_activation("aten::hardswish", p, f, s); }},
+      {"aten::hardsigmoid",
+       [](KernelFn p, KernelFn f, const char* s) { test_hard_activation("aten::hardsigmoid", p, f, s); }},
       {"aten::permute", test_permute},
   };
   return tests;

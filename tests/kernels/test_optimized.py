@@ -309,6 +309,17 @@ def gelu_cases():
     yield [torch.randn(5, 9).t(), "none"], torch.empty(9, 5)  # strided: the portable path
 
 
+def hard_activation_cases():
+    """Vector bodies and tails, the corners of relu6(x + 3) (-3, 3, +-inf, NaN, -0), and a
+    strided input (the portable path)."""
+    corners = torch.tensor([-3.0, 3.0, -float("inf"), float("inf"), float("nan"), -0.0, -3.0000002, 2.9999998])
+    for shape in [(1,), (7,), (8,), (2, 9), (3, 1000), (2, 3, 65)]:
+        x = torch.randn(shape) * 4
+        x.view(-1)[:8] = corners[: x.numel()]
+        yield [x], torch.empty(shape)
+    yield [torch.randn(5, 9).t()], torch.empty(9, 5)
+
+
 def permute_cases():
     """NCHW -> NHWC of 3 channels (the optimized interleave: vector bodies, tails, chunks of
     4096 pixels, batch items; float32 and int32 bits), and what the portable kernel keeps."""
@@ -477,6 +488,8 @@ CASES = {
     "aten::native_layer_norm": layer_norm_cases,
     "aten::_softmax": softmax_cases,
     "aten::gelu": gelu_cases,
+    "aten::hardswish": hard_activation_cases,
+    "aten::hardsigmoid": hard_activation_cases,
     "aten::permute": permute_cases,
 }
 
@@ -511,6 +524,10 @@ def test_optimized_matches_portable(op, table):
         elif op in ("pocket::conv2d_q8", "pocket::conv2d_q8_packed", "pocket::conv2d_q8_channels_last",
                     "pocket::max_pool2d_channels_last"):
             check(op, args, like, table, 0, 0)
+        elif op in ("aten::hardswish", "aten::hardsigmoid"):  # the portable kernel's operations: its bits
+            want = run(op, args, like)
+            for threads in (1, 2):
+                torch.testing.assert_close(run(op, args, like, table, threads), want, rtol=0, atol=0, equal_nan=True)
         elif op == "aten::permute":  # moves bits: equal to torch's
             for threads in (1, 2):
                 assert torch.equal(run(op, args, like, table, threads), like)
@@ -613,7 +630,8 @@ def test_portable_kernels_do_not_depend_on_threads():
         for args, like in list(CASES[op]())[:12]:
             likes = like if isinstance(like, tuple) else (like,)  # native_layer_norm: three outputs
             one, two = run_outputs(op, args, likes, "portable", 1), run_outputs(op, args, likes, "portable", 2)
-            assert all(torch.equal(a, b) for a, b in zip(one, two)), op
+            assert all(torch.equal(a, b) or a.is_floating_point() and torch.equal(a.isnan(), b.isnan())
+                       and torch.equal(a.nan_to_num(), b.nan_to_num()) for a, b in zip(one, two)), op
 
 
 def test_parallel_max_pool_matches_aten():

@@ -1,4 +1,4 @@
-// Driver of aten::native_layer_norm, _softmax, gelu and permute. Contiguous float32 tensors
+// Driver of aten::native_layer_norm, _softmax, gelu, hardswish, hardsigmoid and permute. Contiguous float32 tensors
 // (softmax: along the last dim) go to an ISA's row functions (nn_f32_<isa>.cpp), split over the
 // thread pool; permute goes to the portable kernel with the ISA's 3-channel interleave (the
 // NCHW -> NHWC of the image a channels-last network starts from). Everything else, and every
@@ -17,6 +17,8 @@ namespace pocket {
 Error op_native_layer_norm(KernelContext& ctx, Value** args);
 Error op_softmax(KernelContext& ctx, Value** args);
 Error op_gelu(KernelContext& ctx, Value** args);
+Error op_hardswish(KernelContext& ctx, Value** args);
+Error op_hardsigmoid(KernelContext& ctx, Value** args);
 
 namespace detail {
 
@@ -108,6 +110,20 @@ Error gelu_with_kernels(KernelContext& ctx, Value** args, const NnKernels& k) {
   const float* x = in.data_as<const float>();
   float* y = out.data_as<float>();
   ctx.parallel_for(in.numel(), grain_for(24), [&](int64_t i0, int64_t i1) { k.gelu(x, y, i0, i1, tanh); });
+  return Error::Ok;
+}
+
+// args: self, out (aten::hardswish when swish, else aten::hardsigmoid)
+Error hard_activation_with_kernels(KernelContext& ctx, Value** args, const NnKernels& k, bool swish) {
+  const Tensor& in = args[0]->tensor;
+  Tensor& out = args[1]->tensor;
+  if (!contiguous_f32(in) || out.dtype != ScalarType::Float32)
+    return swish ? op_hardswish(ctx, args) : op_hardsigmoid(ctx, args);
+  Error e = resize_output(ctx, swish ? "hardswish" : "hardsigmoid", out, in.sizes, in.dim);
+  if (e != Error::Ok) return e;
+  const float* x = in.data_as<const float>();
+  float* y = out.data_as<float>();
+  ctx.parallel_for(in.numel(), grain_for(2), [&](int64_t i0, int64_t i1) { k.hard(x, y, i0, i1, swish); });
   return Error::Ok;
 }
 

@@ -1,4 +1,4 @@
-// aten::native_layer_norm, _softmax and gelu rows, AVX2 + FMA (x86-64), 8 floats at a time
+// aten::native_layer_norm, _softmax and gelu rows, hardswish and hardsigmoid, AVX2 + FMA (x86-64), 8 floats at a time
 // with masked tails, and aten::permute's 3-channel interleave (contracts in ukernels.h,
 // NnKernels).
 //   layer_norm  mean and variance in double (4 lanes per half vector), the normalized value
@@ -168,6 +168,17 @@ POCKET_TARGET void gelu_range_avx2(const float* x, float* y, int64_t i0, int64_t
   for (int64_t i = i0; i < i1; i += 8) masked_store(y + i, i1 - i, gelu8(masked_load(x + i, i1 - i), tanh));
 }
 
+// ---- hardswish, hardsigmoid: relu6(x + 3) as max(0, r) then min(6, .); maxps and minps return
+// their second operand when one is a NaN, so a NaN passes as through the portable comparisons.
+POCKET_TARGET void hard_range_avx2(const float* x, float* y, int64_t i0, int64_t i1, bool swish) {
+  const __m256 three = _mm256_set1_ps(3.0f), six = _mm256_set1_ps(6.0f), zero = _mm256_setzero_ps();
+  for (int64_t i = i0; i < i1; i += 8) {
+    const __m256 v = masked_load(x + i, i1 - i);
+    const __m256 r = _mm256_min_ps(six, _mm256_max_ps(zero, _mm256_add_ps(v, three)));
+    masked_store(y + i, i1 - i, _mm256_div_ps(swish ? _mm256_mul_ps(v, r) : r, six));
+  }
+}
+
 // ---- interleave3: 8 pixels at a time. Each channel's 8 values are permuted so that every
 // output vector takes lanes 0, 3, 6 from one channel, 1, 4, 7 from the next and 2, 5 from the
 // third (two blends); the pixels past the last 8 one by one.
@@ -218,7 +229,7 @@ POCKET_TARGET void transpose8_avx2(const uint32_t* s, int64_t s_stride, uint32_t
 }  // namespace
 
 extern const NnKernels kNnF32Avx2 = {layer_norm_rows_avx2, softmax_rows_avx2, gelu_range_avx2, interleave3_avx2,
-                                     transpose8_avx2};
+                                     transpose8_avx2,         hard_range_avx2};
 
 }  // namespace detail
 }  // namespace pocket

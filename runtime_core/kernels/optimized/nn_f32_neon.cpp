@@ -1,7 +1,8 @@
-// aten::native_layer_norm, _softmax and gelu rows, NEON (arm64), 4 floats at a time with
-// scalar tails, and aten::permute's 3-channel interleave. Same arithmetic as nn_f32_avx2.cpp:
-// layer_norm statistics in double, softmax from exp_nonpositive with the portable arithmetic
-// for rows holding a NaN or an infinity, gelu's Phi from the erfc fit (relative error < 1.2e-7).
+// aten::native_layer_norm, _softmax and gelu rows, hardswish and hardsigmoid, NEON (arm64), 4
+// floats at a time with scalar tails, and aten::permute's 3-channel interleave. Same arithmetic
+// as nn_f32_avx2.cpp: layer_norm statistics in double, softmax from exp_nonpositive with the
+// portable arithmetic for rows holding a NaN or an infinity, gelu's Phi from the erfc fit
+// (relative error < 1.2e-7).
 #if defined(__aarch64__)
 
 #include <arm_neon.h>
@@ -164,6 +165,25 @@ void gelu_range_neon(const float* x, float* y, int64_t i0, int64_t i1, bool tanh
   }
 }
 
+// ---- hardswish, hardsigmoid: relu6(x + 3) as max(0, r) then min(6, .) (a NaN stays a NaN),
+// then the portable kernel's multiply and divide.
+inline float32x4_t hard4(float32x4_t x, bool swish) {
+  const float32x4_t six = vdupq_n_f32(6.0f);
+  const float32x4_t r = vminq_f32(six, vmaxq_f32(vdupq_n_f32(0.0f), vaddq_f32(x, vdupq_n_f32(3.0f))));
+  return vdivq_f32(swish ? vmulq_f32(x, r) : r, six);
+}
+
+void hard_range_neon(const float* x, float* y, int64_t i0, int64_t i1, bool swish) {
+  int64_t i = i0;
+  for (; i + 4 <= i1; i += 4) vst1q_f32(y + i, hard4(vld1q_f32(x + i), swish));
+  if (i < i1) {
+    float in[4] = {0, 0, 0, 0}, out[4];
+    for (int64_t j = i; j < i1; ++j) in[j - i] = x[j];
+    vst1q_f32(out, hard4(vld1q_f32(in), swish));
+    for (int64_t j = i; j < i1; ++j) y[j] = out[j - i];
+  }
+}
+
 // interleave3: 4 pixels at a time through ST3, the rest one by one.
 void interleave3_neon(const uint32_t* src, uint32_t* dst, int64_t plane, int64_t p0, int64_t p1) {
   const uint32_t* r0 = src;
@@ -202,7 +222,7 @@ void transpose8_neon(const uint32_t* s, int64_t s_stride, uint32_t* d, int64_t d
 }  // namespace
 
 extern const NnKernels kNnF32Neon = {layer_norm_rows_neon, softmax_rows_neon, gelu_range_neon, interleave3_neon,
-                                     transpose8_neon};
+                                     transpose8_neon,         hard_range_neon};
 
 }  // namespace detail
 }  // namespace pocket

@@ -451,6 +451,7 @@ struct LlmKernels {
 //               infinity takes the portable kernel's scalar arithmetic (NaN rows).
 //   gelu:       elements [i0, i1): x * Phi(x), Phi from erfc (relative error ~1e-7 in both
 //               tails), or with approximate="tanh" x * sigmoid(2 * sqrt(2/pi) * (x + 0.044715 x^3)).
+//   hardswish, hardsigmoid: elements [i0, i1), exactly as the portable kernel.
 struct LayerNormRows {
   const float* x = nullptr;
   const float* w = nullptr;
@@ -473,6 +474,9 @@ struct NnKernels {
   // Its channel transposes' whole 8x8 blocks (NCHW -> NHWC, and back: a channels-last chain's
   // output): d[c * d_stride + r] = s[r * s_stride + c] for r, c < 8.
   void (*transpose8)(const uint32_t* s, int64_t s_stride, uint32_t* d, int64_t d_stride);
+  // Elements [i0, i1) of hardswish (swish: x * relu6(x + 3) / 6) or hardsigmoid (relu6(x + 3)
+  // / 6): the portable kernel's operations in its order, so its bits; a NaN stays a NaN.
+  void (*hard)(const float* x, float* y, int64_t i0, int64_t i1, bool swish);
 };
 
 // ---- the microkernels of each ISA (defined in the ISA files; x86-64 or arm64 only)
@@ -569,6 +573,7 @@ Error swiglu_with_kernels(KernelContext& ctx, Value** args, const LlmKernels& k)
 Error layer_norm_with_kernels(KernelContext& ctx, Value** args, const NnKernels& k);
 Error softmax_with_kernels(KernelContext& ctx, Value** args, const NnKernels& k);
 Error gelu_with_kernels(KernelContext& ctx, Value** args, const NnKernels& k);
+Error hard_activation_with_kernels(KernelContext& ctx, Value** args, const NnKernels& k, bool swish);
 Error permute_with_kernels(KernelContext& ctx, Value** args, const NnKernels& k);
 
 // Parallel fp32 products over the thread pool, cut into blocks that suit g's tiles.

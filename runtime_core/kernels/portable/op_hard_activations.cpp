@@ -6,23 +6,23 @@
 namespace pocket {
 namespace {
 
+// relu6(x + 3); ATen divides by 6 last in both ops, and so do these.
 template <typename T>
-T hardsigmoid(T x) {
-  T r = x + T(3);
-  r = r < T(0) ? T(0) : (r > T(6) ? T(6) : r);
-  return r / T(6);
+T relu6_shifted(T x) {
+  const T r = x + T(3);
+  return r < T(0) ? T(0) : (r > T(6) ? T(6) : r);
 }
 
 }  // namespace
 
 Error op_hardsigmoid(KernelContext& ctx, Value** args) {
   return detail::unary_float(ctx, "hardsigmoid", args[0]->tensor, args[1]->tensor,
-                             [](auto x) { return hardsigmoid(x); });
+                             [](auto x) { return relu6_shifted(x) / decltype(x)(6); });
 }
 
 Error op_hardswish(KernelContext& ctx, Value** args) {
   return detail::unary_float(ctx, "hardswish", args[0]->tensor, args[1]->tensor,
-                             [](auto x) { return x * hardsigmoid(x); });
+                             [](auto x) { return x * relu6_shifted(x) / decltype(x)(6); });
 }
 
 }  // namespace pocket
