@@ -154,15 +154,21 @@ inline float32x4_t gelu4(float32x4_t x, bool tanh) {
   return vmulq_f32(x, sigmoid(v));
 }
 
-void gelu_range_neon(const float* x, float* y, int64_t i0, int64_t i1, bool tanh) {
+// y[i] = f(x[i]) for i in [i0, i1), 4 floats at a time, the tail through a zero-padded vector.
+template <class F>
+inline void map4(const float* x, float* y, int64_t i0, int64_t i1, F f) {
   int64_t i = i0;
-  for (; i + 4 <= i1; i += 4) vst1q_f32(y + i, gelu4(vld1q_f32(x + i), tanh));
+  for (; i + 4 <= i1; i += 4) vst1q_f32(y + i, f(vld1q_f32(x + i)));
   if (i < i1) {
     float in[4] = {0, 0, 0, 0}, out[4];
     for (int64_t j = i; j < i1; ++j) in[j - i] = x[j];
-    vst1q_f32(out, gelu4(vld1q_f32(in), tanh));
+    vst1q_f32(out, f(vld1q_f32(in)));
     for (int64_t j = i; j < i1; ++j) y[j] = out[j - i];
   }
+}
+
+void gelu_range_neon(const float* x, float* y, int64_t i0, int64_t i1, bool tanh) {
+  map4(x, y, i0, i1, [tanh](float32x4_t v) { return gelu4(v, tanh); });
 }
 
 // ---- hardswish, hardsigmoid: relu6(x + 3) as max(0, r) then min(6, .) (a NaN stays a NaN),
@@ -174,14 +180,7 @@ inline float32x4_t hard4(float32x4_t x, bool swish) {
 }
 
 void hard_range_neon(const float* x, float* y, int64_t i0, int64_t i1, bool swish) {
-  int64_t i = i0;
-  for (; i + 4 <= i1; i += 4) vst1q_f32(y + i, hard4(vld1q_f32(x + i), swish));
-  if (i < i1) {
-    float in[4] = {0, 0, 0, 0}, out[4];
-    for (int64_t j = i; j < i1; ++j) in[j - i] = x[j];
-    vst1q_f32(out, hard4(vld1q_f32(in), swish));
-    for (int64_t j = i; j < i1; ++j) y[j] = out[j - i];
-  }
+  map4(x, y, i0, i1, [swish](float32x4_t v) { return hard4(v, swish); });
 }
 
 // interleave3: 4 pixels at a time through ST3, the rest one by one.
