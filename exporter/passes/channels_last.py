@@ -10,9 +10,8 @@ A static int8 convolution of groups 1 or depthwise (pocket::conv2d_q8_packed) be
 Values stay channels-last between convolutions: ReLU, hardtanh, clamp, hardswish and
 hardsigmoid of a channels-last value, its sum, difference, product or quotient with a number or
 another 4-d value, its max pooling (pocket::max_pool2d_channels_last) and its spatial mean are
-computed channels-last too, and
-an aten::permute converts only where a value enters the chain (the graph's input) or leaves it
-(an op that needs NCHW, a method output).
+computed channels-last too, and an aten::permute converts only where a value enters the chain
+(the graph's input) or leaves it (an op that needs NCHW, a method output).
 
 Then the epilogues fuse: a residual add whose one operand is a conv2d_packed or
 conv2d_q8_channels_last (its only user, no clamp yet) becomes that convolution's `residual`
@@ -208,9 +207,8 @@ def _elementwise(node) -> bool:
     """An add, sub, mul or div of 4-d tensors and numbers: permuting every tensor operand the
     same way permutes the result (broadcasting included: MobileNetV3's squeeze-excitation
     scale, (N, C, 1, 1) times (N, C, H, W))."""
-    if node.target not in BINARY or len(node.args) != 2 or any(k != "alpha" for k in node.kwargs):
-        return False
-    if node.kwargs.get("alpha", 1) != 1:
+    plain = set(node.kwargs) <= {"alpha"} and node.kwargs.get("alpha", 1) == 1
+    if node.target not in BINARY or len(node.args) != 2 or not plain:
         return False
     vals = [v.meta.get("val") if isinstance(v, torch.fx.Node) else v for v in node.args]
     return all(isinstance(v, (int, float)) or isinstance(v, torch.Tensor) and v.dim() == 4 for v in vals)

@@ -1,10 +1,10 @@
-// Driver of aten::native_layer_norm, _softmax, gelu, hardswish, hardsigmoid and permute. Contiguous float32 tensors
-// (softmax: along the last dim) go to an ISA's row functions (nn_f32_<isa>.cpp), split over the
-// thread pool; permute goes to the portable kernel with the ISA's 3-channel interleave (the
-// NCHW -> NHWC of the image a channels-last network starts from). Everything else, and every
-// argument the fast path does not accept, goes to the portable kernel, which also produces the
-// error messages. The fast path's checks are therefore only predicates: a call it takes is one
-// the portable kernel accepts too.
+// Driver of aten::native_layer_norm, _softmax, gelu, hardswish, hardsigmoid and permute.
+// Contiguous float32 tensors (softmax: along the last dim) go to an ISA's row functions
+// (nn_f32_<isa>.cpp), split over the thread pool; permute goes to the portable kernel with the
+// ISA's 3-channel interleave (the NCHW -> NHWC of the image a channels-last network starts
+// from). Everything else, and every argument the fast path does not accept, goes to the
+// portable kernel, which also produces the error messages. The fast path's checks are therefore
+// only predicates: a call it takes is one the portable kernel accepts too.
 #include <cmath>
 
 #include "../portable/elementwise_util.h"

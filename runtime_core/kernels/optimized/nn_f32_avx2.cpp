@@ -1,6 +1,6 @@
-// aten::native_layer_norm, _softmax and gelu rows, hardswish and hardsigmoid, AVX2 + FMA (x86-64), 8 floats at a time
-// with masked tails, and aten::permute's 3-channel interleave (contracts in ukernels.h,
-// NnKernels).
+// aten::native_layer_norm, _softmax and gelu rows, hardswish and hardsigmoid, AVX2 + FMA
+// (x86-64), 8 floats at a time with masked tails, and aten::permute's 3-channel interleave
+// (contracts in ukernels.h, NnKernels).
 //   layer_norm  mean and variance in double (4 lanes per half vector), the normalized value
 //               in double, then * w + b in float (the portable kernel: all in double).
 //   softmax     exp_nonpositive (under 2 ulp) of x - max, the sum in float lanes.
@@ -229,7 +229,7 @@ POCKET_TARGET void transpose8_avx2(const uint32_t* s, int64_t s_stride, uint32_t
 }  // namespace
 
 extern const NnKernels kNnF32Avx2 = {layer_norm_rows_avx2, softmax_rows_avx2, gelu_range_avx2, interleave3_avx2,
-                                     transpose8_avx2,         hard_range_avx2};
+                                     transpose8_avx2, hard_range_avx2};
 
 }  // namespace detail
 }  // namespace pocket

@@ -221,7 +221,7 @@ void transpose8_neon(const uint32_t* s, int64_t s_stride, uint32_t* d, int64_t d
 }  // namespace
 
 extern const NnKernels kNnF32Neon = {layer_norm_rows_neon, softmax_rows_neon, gelu_range_neon, interleave3_neon,
-                                     transpose8_neon,         hard_range_neon};
+                                     transpose8_neon, hard_range_neon};
 
 }  // namespace detail
 }  // namespace pocket
