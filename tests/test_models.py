@@ -230,7 +230,6 @@ def test_float16_and_bfloat16_inputs_and_outputs(tmp_path):
         m.forward(got_np[1], b_words)  # bfloat16 words where float16 is expected
 
 
-
 class Scale(torch.nn.Module):
     def forward(self, x):
         return x * 2
@@ -245,6 +244,7 @@ def test_python_scalar_for_a_bfloat16_input(tmp_path):
         np.testing.assert_array_equal(m.forward(v), want, err_msg=f"value {v}")
     nan = m.forward(float("nan"))
     assert nan.dtype == np.uint16 and torch.from_numpy(nan.view(np.int16)).view(torch.bfloat16).isnan()
+
 
 class HalfNet(torch.nn.Module):
     """Convolution, batch norm, embedding, linear, softmax and a half state buffer."""

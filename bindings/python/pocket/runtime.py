@@ -172,6 +172,8 @@ def _is_torch(x: Any) -> bool:
 
 
 def _to_numpy(x: Any, i: int, info: dict) -> np.ndarray:
+    specs = info["inputs"]
+    spec = specs[i] if i < len(specs) else None  # None past the inputs: the runtime counts them
     if _is_torch(x):
         x = x.detach().cpu().contiguous()
         import torch
@@ -180,14 +182,12 @@ def _to_numpy(x: Any, i: int, info: dict) -> np.ndarray:
             return x.view(torch.int16).numpy().view(np.uint16)
         return x.numpy()
     if isinstance(x, np.ndarray):
-        specs = info["inputs"]
-        if x.dtype == np.uint16 and i < len(specs) and specs[i] and specs[i]["dtype"] != "bfloat16":
+        if x.dtype == np.uint16 and spec and spec["dtype"] != "bfloat16":
             raise _error("INVALID_ARGUMENT", f"input {i}: a uint16 array carries bfloat16 words (numpy has "
-                         f"no bfloat16), but this input is {specs[i]['dtype']}")
+                         f"no bfloat16), but this input is {spec['dtype']}")
         return np.ascontiguousarray(x)
     if isinstance(x, (bool, int, float, np.generic)):
-        specs = info["inputs"]
-        dtype = specs[i]["dtype"] if i < len(specs) and specs[i] else "float32"
+        dtype = spec["dtype"] if spec else "float32"
         if dtype == "bfloat16":
             return _bfloat16_words(np.asarray(x, dtype=np.float32))
         return np.asarray(x, dtype=dtype)
