@@ -135,9 +135,11 @@ class MethodEmitter:
         for node in mg.graph.nodes:
             if node.op == "placeholder":
                 self.node_value[node] = self.placeholder(node)
-            elif node.op == "call_function":
+        self.check_related_sizes()
+        for node in mg.graph.nodes:
+            if node.op == "call_function":
                 self.call(node)
-            elif node.op != "output":
+            elif node.op not in ("placeholder", "output"):
                 raise ExportError(f"method '{mg.name}': unexpected graph node {node.op} '{node.name}'")
         outputs = [self.output_value(i, v) for i, v in enumerate(mg.outputs)]
         buffer_nodes = {mg.buffers[n.name]: n for n in mg.graph.nodes if n.name in mg.buffers}
@@ -160,6 +162,59 @@ class MethodEmitter:
             m.operators.append(op)
         m.metadata = [_kv("input_spec", json.dumps(mg.input_spec)), _kv("output_spec", json.dumps(mg.output_spec))]
         return m
+
+    def check_related_sizes(self) -> None:
+        """Checks, first thing at run time, the input sizes torch.export found related.
+
+        One Dim given to several inputs (or twice to one), or a Dim derived from another
+        (`2 * s + 1`), becomes one symbol in the graph, and the graph computes with it as
+        though the sizes agreed. Each input's bounds are checked on their own (set_input), so a
+        caller who passes sizes that disagree would otherwise get a result for shapes the model
+        never had. Each symbol is defined by the first input dim that is the symbol alone; every
+        other dim that is the symbol, or an integer a * symbol + b, is checked against it.
+        """
+        dims = []  # (input index, dim, name, sympy expression)
+        for i, node in enumerate(self.mg.inputs):
+            for d, size in enumerate(node.meta["val"].shape):
+                if isinstance(size, torch.SymInt):
+                    dims.append((i, d, f"input {i} ({node.name}) dim {d}", size.node.expr))
+        defined = {}  # symbol -> (input index, dim, name)
+        for i, d, name, expr in dims:
+            if expr.is_Symbol and expr not in defined:
+                defined[expr] = (i, d, name)
+        sizes = {}  # symbol -> value index of its size, read once
+        for i, d, name, expr in dims:
+            if len(expr.free_symbols) != 1:
+                continue
+            (symbol,) = expr.free_symbols
+            if symbol not in defined or defined[symbol][2] == name:
+                continue
+            a, b = expr.coeff(symbol), expr.subs(symbol, 0)
+            if not (a.is_Integer and b.is_Integer and (a * symbol + b - expr).expand() == 0):
+                continue  # not linear: the bounds are all the runtime checks
+            if symbol not in sizes:
+                sizes[symbol] = self.input_size(*defined[symbol][:2])
+            want, want_name = sizes[symbol], defined[symbol][2]
+            if a != 1:
+                want = self.sym_op("sym::mul", want, self.int_value(int(a)))
+                want_name = f"{a} * {want_name}"
+            if b != 0:
+                want = self.sym_op("sym::add", want, self.int_value(int(b)))
+                want_name = f"{want_name} {'+' if b > 0 else '-'} {abs(b)}"
+            self.kernel("pocket::check_size", [self.input_size(i, d), want, self.string(name),
+                                               self.string(want_name)])
+
+    def input_size(self, i: int, d: int) -> int:
+        """An int value holding dim d of input i at run time."""
+        return self.sym_op("aten::sym_size.int", self.node_value[self.mg.inputs[i]], self.int_value(d))
+
+    def sym_op(self, name: str, a: int, b: int) -> int:
+        out = self.add_value(ValueKind.Int, IntT())
+        self.kernel(name, [a, b, out])
+        return out
+
+    def string(self, text: str) -> int:
+        return self.scalar(ValueKind.String, StringT, text)
 
     def placeholder(self, node) -> int:
         mg = self.mg
@@ -281,7 +336,7 @@ class MethodEmitter:
             return self.none()
         if value is None:
             if kind == "S":  # str? arguments are strings, "" for None
-                return self.scalar(ValueKind.String, StringT, "")
+                return self.string("")
             if kind not in "tjgJG":
                 raise ExportError(f"{name}: argument '{arg}' is None ({source_line(node)})")
             return self.none()
@@ -315,7 +370,7 @@ class MethodEmitter:
                 return self.int_value(value)
             return self.scalar(ValueKind.Double, DoubleT, float(value))
         if kind == "S":
-            return self.scalar(ValueKind.String, StringT, str(value))
+            return self.string(str(value))
         if kind == "L":
             lst = TensorListT()
             lst.items = [self.node_value[v] for v in value]

@@ -199,6 +199,7 @@ SUPPORTED_OPS = {
     "aten::var.dim": "TJbb>T",
     "aten::view": "TI>T",
     "aten::where.self": "TTT>T",
+    "pocket::check_size": "iiSS>",
     "pocket::conv2d_packed": "TTttiIIIigg>T",
     "pocket::conv2d_q8": "TTTtfiIIIi>T",
     "pocket::conv2d_q8_channels_last": "TTTttfiIIIIigggj>T",

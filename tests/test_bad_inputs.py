@@ -160,6 +160,37 @@ def test_shape_out_of_bounds(good_bytes, shape, match):
         load_bytes(good_bytes).forward(np.ones(shape, np.float32))
 
 
+class Related(torch.nn.Module):
+    """x and y get one Dim and z a derived one. Nothing in the graph needs x's and y's lengths
+    to agree, so without a check other lengths would give a result for shapes never exported."""
+
+    def forward(self, x, y, z):
+        return (x @ y.transpose(0, 1)).sum(1) + z[:-1:2]
+
+
+@pytest.fixture(scope="module")
+def related():
+    s = torch.export.Dim("s", min=2, max=16)
+    example = (torch.randn(5, 4), torch.randn(5, 4), torch.randn(11))
+    program = pocket.export(Related(), example, dynamic_shapes=({0: s}, {0: s}, {0: 2 * s + 1}))
+    return load_bytes(program.data)
+
+
+@pytest.mark.parametrize("lengths,match", [
+    ((3, 5, 7), r"input 1 \(y\) dim 0 is 5, but the model was exported with it equal to input 0 \(x\) dim 0, "
+                r"which is 3"),
+    ((4, 4, 8), r"input 2 \(z\) dim 0 is 8, but the model was exported with it equal to "
+                r"2 \* input 0 \(x\) dim 0 \+ 1, which is 9"),
+])
+def test_sizes_exported_as_equal_must_agree(related, lengths, match):
+    inputs = [np.ones((n, 4) if i < 2 else (n,), np.float32) for i, n in enumerate(lengths)]
+    with pytest.raises(PocketError, match=match):
+        related.forward(*inputs)
+    x, y, z = torch.randn(3, 4), torch.randn(3, 4), torch.randn(7)  # agreeing sizes still run
+    np.testing.assert_allclose(related.forward(x.numpy(), y.numpy(), z.numpy()), Related()(x, y, z).numpy(),
+                               rtol=1e-5, atol=1e-5)
+
+
 def test_unknown_method(good_bytes):
     with pytest.raises(PocketError, match="no method named 'decode'"):
         load_bytes(good_bytes).run("decode", np.ones((2, 4), np.float32))

@@ -4,6 +4,9 @@
 // sym::neg(int a) -> int
 // sym::max, sym::min (int a, int b) -> int
 // sym::eq, sym::ne, sym::lt, sym::le, sym::gt, sym::ge (int a, int b) -> bool
+// pocket::check_size(int size, int expected, str what, str expected_what): fails unless the
+//   two are equal. The exporter emits it for input dims torch.export found equal (one Dim
+//   given to several inputs, or derived from another), which the per-input bounds cannot see.
 #include <cstdint>
 
 #include "pocket/kernel.h"
@@ -77,5 +80,15 @@ Error op_sym_le(KernelContext&, Value** args) { args[2]->b = args[0]->i <= args[
 Error op_sym_gt(KernelContext&, Value** args) { args[2]->b = args[0]->i > args[1]->i; return Error::Ok; }
 Error op_sym_ge(KernelContext&, Value** args) { args[2]->b = args[0]->i >= args[1]->i; return Error::Ok; }
 // clang-format on
+
+Error op_check_size(KernelContext& ctx, Value** args) {
+  const int64_t size = args[0]->i, expected = args[1]->i;
+  if (size == expected) return Error::Ok;
+  const auto& what = args[2]->str;
+  const auto& expected_what = args[3]->str;
+  return ctx.fail(Error::InvalidArgument, "%.*s is %lld, but the model was exported with it equal to %.*s, which is %lld",
+                  static_cast<int>(what.size), what.data, static_cast<long long>(size),
+                  static_cast<int>(expected_what.size), expected_what.data, static_cast<long long>(expected));
+}
 
 }  // namespace pocket
