@@ -149,15 +149,16 @@ def dynamic_encoder():
 
 
 class SqueezeExcite(nn.Module):
-    """Scales each channel by a gate computed from the channel means."""
+    """Scales each channel by a gate computed from the channel means: MobileNetV3's (ReLU,
+    hardsigmoid) or EfficientNet's (SiLU, sigmoid)."""
 
-    def __init__(self, channels, squeezed):
+    def __init__(self, channels, squeezed, act=torch.relu, gate=nn.functional.hardsigmoid):
         super().__init__()
         self.reduce, self.expand = nn.Conv2d(channels, squeezed, 1), nn.Conv2d(squeezed, channels, 1)
+        self.act, self.gate = act, gate
 
     def forward(self, x):
-        gate = self.expand(torch.relu(self.reduce(x.mean((2, 3), keepdim=True))))
-        return x * nn.functional.hardsigmoid(gate)
+        return x * self.gate(self.expand(self.act(self.reduce(x.mean((2, 3), keepdim=True)))))
 
 
 class MobileNetV3Block(nn.Module):
@@ -205,3 +206,49 @@ class MobileNetV3(nn.Module):
 
 def mobilenet_v3():
     return _init_batchnorm(MobileNetV3()), (torch.randn(1, 3, 224, 224),)
+
+
+class MBConv(nn.Module):
+    """EfficientNet's inverted residual: SiLU after the expansion and the depthwise convolution,
+    squeeze-excitation through SiLU and sigmoid, a linear projection."""
+
+    def __init__(self, cin, cout, expand, kernel, stride):
+        super().__init__()
+        hidden = cin * expand
+        layers = [] if expand == 1 else [nn.Conv2d(cin, hidden, 1, bias=False), nn.BatchNorm2d(hidden), nn.SiLU()]
+        layers += [nn.Conv2d(hidden, hidden, kernel, stride, kernel // 2, groups=hidden, bias=False),
+                   nn.BatchNorm2d(hidden), nn.SiLU(),
+                   SqueezeExcite(hidden, max(1, cin // 4), nn.functional.silu, torch.sigmoid),
+                   nn.Conv2d(hidden, cout, 1, bias=False), nn.BatchNorm2d(cout)]
+        self.conv = nn.Sequential(*layers)
+        self.use_res = stride == 1 and cin == cout
+
+    def forward(self, x):
+        return x + self.conv(x) if self.use_res else self.conv(x)
+
+
+class EfficientNet(nn.Module):
+    """EfficientNet-B0's layout (SiLU everywhere, as in YOLO's conv-BN-SiLU blocks)."""
+
+    # (expansion, kernel, stride, out channels, repeats)
+    SETTINGS = [(1, 3, 1, 16, 1), (6, 3, 2, 24, 2), (6, 5, 2, 40, 2), (6, 3, 2, 80, 3), (6, 5, 1, 112, 3),
+                (6, 5, 2, 192, 4), (6, 3, 1, 320, 1)]
+
+    def __init__(self, classes=1000):
+        super().__init__()
+        layers = [nn.Conv2d(3, 32, 3, 2, 1, bias=False), nn.BatchNorm2d(32), nn.SiLU()]
+        cin = 32
+        for expand, k, stride, cout, repeats in self.SETTINGS:
+            for i in range(repeats):
+                layers.append(MBConv(cin, cout, expand, k, stride if i == 0 else 1))
+                cin = cout
+        layers += [nn.Conv2d(cin, 1280, 1, bias=False), nn.BatchNorm2d(1280), nn.SiLU()]
+        self.features = nn.Sequential(*layers)
+        self.classifier = nn.Linear(1280, classes)
+
+    def forward(self, x):
+        return self.classifier(self.features(x).mean([2, 3]))
+
+
+def efficientnet():
+    return _init_batchnorm(EfficientNet()), (torch.randn(1, 3, 224, 224),)

@@ -9,6 +9,8 @@ KEEP = (
     # MobileNetV3's activations: one pass over the tensor instead of four, and channels-last
     torch.ops.aten.hardswish.default,
     torch.ops.aten.hardsigmoid.default,
+    # EfficientNet's and YOLO's: one pass instead of sigmoid then mul
+    torch.ops.aten.silu.default,
     # F.pad's reflect/replicate modes: one copy instead of an arange/clamp/index chain
     *(getattr(torch.ops.aten, f"{mode}_pad{d}d").default for mode in ("reflection", "replication")
       for d in (1, 2, 3)),

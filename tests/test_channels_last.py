@@ -43,7 +43,7 @@ def assert_matches(program, model, inputs, tol=1e-4):
             torch.testing.assert_close(torch.as_tensor(g), w, rtol=tol, atol=tol)
 
 
-@pytest.mark.parametrize("name", ["resnet", "mobilenet_v2", "mobilenet_v3"])
+@pytest.mark.parametrize("name", ["resnet", "mobilenet_v2", "mobilenet_v3", "efficientnet"])
 def test_example_cnns_run_channels_last_with_fused_epilogues(name):
     model, inputs = getattr(models, name)()
     program = pocket.export(model, inputs)
@@ -54,8 +54,8 @@ def test_example_cnns_run_channels_last_with_fused_epilogues(name):
                       "aten::add.Tensor", "aten::max_pool2d_with_indices"}
     if name == "resnet":  # the stem's pooling stays in the chain
         assert "pocket::max_pool2d_channels_last" in ops
-    if name == "mobilenet_v3":  # hardswish and the excitation gate and product too: one permute, the input's
-        assert op_calls(program, "aten::permute") == 1
+    if name in ("mobilenet_v3", "efficientnet"):  # activations, excitation gate and product too: one
+        assert op_calls(program, "aten::permute") == 1     # permute, the input's
     assert_matches(program, model, inputs)
 
 
@@ -225,6 +225,41 @@ def test_mobilenet_v3_block_stays_channels_last():
     ops = set(ops_of(program))
     assert {"aten::hardswish", "aten::hardsigmoid"} <= ops
     assert not ops & {"aten::clamp", "aten::convolution"}
+    assert op_calls(program, "aten::permute") == 2
+    assert_matches(program, model, (x,))
+
+
+class EfficientNetBlock(torch.nn.Module):
+    """EfficientNet's MBConv (and YOLO's conv-BN-SiLU): SiLU after the expansion and the
+    depthwise convolution, a squeeze-excitation scale through sigmoid, the residual sum."""
+
+    def __init__(self):
+        super().__init__()
+        self.expand, self.bn = torch.nn.Conv2d(8, 32, 1, bias=False), torch.nn.BatchNorm2d(32)
+        self.dw = torch.nn.Conv2d(32, 32, 3, padding=1, groups=32)
+        self.fc1, self.fc2 = torch.nn.Conv2d(32, 4, 1), torch.nn.Conv2d(4, 32, 1)
+        self.project = torch.nn.Conv2d(32, 8, 1)
+
+    def forward(self, x):
+        y = torch.nn.functional.silu(self.bn(self.expand(x)))
+        y = torch.nn.functional.silu(self.dw(y))
+        scale = torch.sigmoid(self.fc2(torch.nn.functional.silu(self.fc1(y.mean((2, 3), keepdim=True)))))
+        return self.project(scale * y) + x
+
+
+def test_efficientnet_block_stays_channels_last():
+    """SiLU stays one op (not sigmoid and mul) and, like sigmoid, runs on the channels-last
+    values: the only permutes are the chain's entry and exit. Before, every activation left the
+    chain (10 permutes here)."""
+    torch.manual_seed(0)
+    model = EfficientNetBlock().eval()
+    torch.nn.init.normal_(model.bn.running_mean)
+    x = torch.randn(2, 8, 11, 9) * 3
+    program = pocket.export(model, (x,))
+    ops = set(ops_of(program))
+    assert {"aten::silu", "aten::sigmoid"} <= ops
+    assert "aten::convolution" not in ops
+    assert op_calls(program, "aten::silu") == 3
     assert op_calls(program, "aten::permute") == 2
     assert_matches(program, model, (x,))
 

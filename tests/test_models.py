@@ -25,7 +25,7 @@ def roundtrip(tmp_path, model, inputs, **kwargs):
     return pocket.load(path)
 
 
-@pytest.mark.parametrize("factory", ["mlp", "resnet", "mobilenet_v2", "mobilenet_v3", "encoder"])
+@pytest.mark.parametrize("factory", ["mlp", "resnet", "mobilenet_v2", "mobilenet_v3", "efficientnet", "encoder"])
 def test_model_matches_eager(tmp_path, factory):
     model, inputs = getattr(models, factory)()
     m = roundtrip(tmp_path, model, inputs)

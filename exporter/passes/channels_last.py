@@ -7,11 +7,12 @@ A 3x3 one of stride 1 where Winograd pays (_winograd_pays) becomes `pocket::conv
 instead, its weight stored transformed (custom_ops.pack_winograd_weight).
 A static int8 convolution of groups 1 or depthwise (pocket::conv2d_q8_packed) becomes
 `pocket::conv2d_q8_channels_last` the same way, its weight kept as the int8 pass stored it.
-Values stay channels-last between convolutions: ReLU, hardtanh, clamp, hardswish and
-hardsigmoid of a channels-last value, its sum, difference, product or quotient with a number or
-another 4-d value, its max pooling (pocket::max_pool2d_channels_last) and its spatial mean are
-computed channels-last too, and an aten::permute converts only where a value enters the chain
-(the graph's input) or leaves it (an op that needs NCHW, a method output).
+Values stay channels-last between convolutions: ReLU, hardtanh, clamp, hardswish,
+hardsigmoid, SiLU and sigmoid of a channels-last value, its sum, difference, product or
+quotient with a number or another 4-d value, its max pooling (pocket::max_pool2d_channels_last)
+and its spatial mean are computed channels-last too, and an aten::permute converts only where a
+value enters the chain (the graph's input) or leaves it (an op that needs NCHW, a method
+output).
 
 Then the epilogues fuse: a residual add whose one operand is a conv2d_packed or
 conv2d_q8_channels_last (its only user, no clamp yet) becomes that convolution's `residual`
@@ -38,7 +39,7 @@ from pocket.exporter.passes.fuse_activation import activation_bounds
 aten = torch.ops.aten
 TO_NHWC, TO_NCHW = [0, 2, 3, 1], [0, 3, 1, 2]
 UNARY = (aten.relu.default, aten.hardtanh.default, aten.clamp.default, aten.hardswish.default,
-         aten.hardsigmoid.default)
+         aten.hardsigmoid.default, aten.silu.default, aten.sigmoid.default)
 BINARY = (aten.add.Tensor, aten.sub.Tensor, aten.mul.Tensor, aten.div.Tensor)
 
 

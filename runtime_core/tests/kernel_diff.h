@@ -204,6 +204,7 @@ void test_layer_norm(KernelFn portable, KernelFn fast, const char* set);
 void test_softmax(KernelFn portable, KernelFn fast, const char* set);
 void test_gelu(KernelFn portable, KernelFn fast, const char* set);
 void test_hard_activation(const char* op, KernelFn portable, KernelFn fast, const char* set);
+void test_logistic(const char* op, KernelFn portable, KernelFn fast, const char* set);
 void test_permute(KernelFn portable, KernelFn fast, const char* set);
 void test_linear_q(KernelFn portable, KernelFn fast, const char* set);
 void test_linear_q_packed(KernelFn portable, KernelFn fast, const char* set);

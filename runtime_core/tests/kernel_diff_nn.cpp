@@ -1,5 +1,5 @@
-// kernel_diff_test: layer norm, softmax, gelu, hardswish, hardsigmoid and permute (the harness:
-// kernel_diff.h).
+// kernel_diff_test: layer norm, softmax, gelu, hardswish, hardsigmoid, sigmoid, silu and permute
+// (the harness: kernel_diff.h).
 #include "kernel_diff.h"
 
 namespace kdiff {
@@ -94,6 +94,35 @@ void test_hard_activation(const char* op, KernelFn portable, KernelFn fast, cons
           FAIL("%s threads=%d: output %zu is %.9g, portable %.9g", what, threads, i, got[i], want[i]);
           break;
         }
+    }
+  }
+}
+
+// aten::sigmoid and aten::silu on vector bodies and tails, both signs far out (where exp(-x)
+// overflows in the portable kernel and the optimized exp stops at -87), +-inf, -0 and NaN.
+// |difference| <= 2e-6 * |portable| + 1e-30 (a few ulp of exp and divide, and a result the
+// portable kernel makes a denormal); a NaN where the portable kernel has one.
+void test_logistic(const char* op, KernelFn portable, KernelFn fast, const char* set) {
+  const float inf = INFINITY;
+  const float corners[] = {-inf, inf, NAN, -0.0f, -87.5f, -100.0f, 88.0f, -20.0f, 20.0f, 1e-8f};
+  for (int64_t n : {1, 7, 8, 9, 1000, 3 * 65}) {
+    auto x = random_floats(n, 10.0f);
+    for (int64_t i = 0; i < n && i < 10; ++i) x[i] = corners[i];
+    const auto make = [&](Args& a) { a.ptrs = {a.floats({n}, x), a.output(n)}; };
+    char what[96];
+    std::snprintf(what, sizeof what, "[%s] %s n=%lld", set, op, (long long)n);
+    const std::vector<float> want = run(portable, make, 1, what);
+    for (int threads : {1, 2}) {
+      const std::vector<float> got = run(fast, make, threads, what);
+      ++g_checks;
+      for (size_t i = 0; i < want.size() && i < got.size(); ++i) {
+        const bool nan = std::isnan(want[i]);
+        const bool close = got[i] == want[i] || std::fabs(double(got[i]) - want[i]) <= 2e-6 * std::fabs(want[i]) + 1e-30;
+        if (nan != std::isnan(got[i]) || (!nan && !close)) {
+          FAIL("%s threads=%d: output %zu (x = %.9g) is %.9g, portable %.9g", what, threads, i, x[i], got[i], want[i]);
+          break;
+        }
+      }
     }
   }
 }

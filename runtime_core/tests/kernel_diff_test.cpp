@@ -68,6 +68,8 @@ const std::vector<OpTest>& op_tests() {
        [](KernelFn p, KernelFn f, const char* s) { test_hard_activation("aten::hardswish", p, f, s); }},
       {"aten::hardsigmoid",
        [](KernelFn p, KernelFn f, const char* s) { test_hard_activation("aten::hardsigmoid", p, f, s); }},
+      {"aten::sigmoid", [](KernelFn p, KernelFn f, const char* s) { test_logistic("aten::sigmoid", p, f, s); }},
+      {"aten::silu", [](KernelFn p, KernelFn f, const char* s) { test_logistic("aten::silu", p, f, s); }},
       {"aten::permute", test_permute},
   };
   return tests;

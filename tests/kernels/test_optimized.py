@@ -320,6 +320,18 @@ def hard_activation_cases():
     yield [torch.randn(5, 9).t()], torch.empty(9, 5)
 
 
+def logistic_cases():
+    """Vector bodies and tails, both signs far out (where exp(-x) overflows, and where the
+    optimized exp stops at -87), +-inf, -0, NaN, and a strided input (the portable path)."""
+    inf, nan = float("inf"), float("nan")
+    corners = torch.tensor([-inf, inf, nan, -0.0, -87.5, -100.0, 88.0, -20.0, 20.0, 1e-8])
+    for shape in [(1,), (7,), (8,), (2, 9), (3, 1000), (2, 3, 65)]:
+        x = torch.randn(shape) * 10
+        x.view(-1)[:10] = corners[: x.numel()]
+        yield [x], torch.empty(shape)
+    yield [torch.randn(5, 9).t()], torch.empty(9, 5)
+
+
 def permute_cases():
     """NCHW -> NHWC of 3 channels (the optimized interleave: vector bodies, tails, chunks of
     4096 pixels, batch items; float32 and int32 bits), and what the portable kernel keeps."""
@@ -490,6 +502,8 @@ CASES = {
     "aten::gelu": gelu_cases,
     "aten::hardswish": hard_activation_cases,
     "aten::hardsigmoid": hard_activation_cases,
+    "aten::sigmoid": logistic_cases,
+    "aten::silu": logistic_cases,
     "aten::permute": permute_cases,
 }
 
@@ -528,6 +542,12 @@ def test_optimized_matches_portable(op, table):
             want = run(op, args, like)
             for threads in (1, 2):
                 torch.testing.assert_close(run(op, args, like, table, threads), want, rtol=0, atol=0, equal_nan=True)
+        elif op in ("aten::sigmoid", "aten::silu"):  # a few ulp of exp and divide, from both
+            eager = torch.sigmoid(args[0]) if op == "aten::sigmoid" else torch.nn.functional.silu(args[0])
+            for threads in (1, 2):
+                got = run(op, args, like, table, threads)
+                for want in (run(op, args, like), eager):
+                    torch.testing.assert_close(got, want, rtol=2e-6, atol=1e-30, equal_nan=True)
         elif op == "aten::permute":  # moves bits: equal to torch's
             for threads in (1, 2):
                 assert torch.equal(run(op, args, like, table, threads), like)

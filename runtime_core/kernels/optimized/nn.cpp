@@ -1,4 +1,5 @@
-// Driver of aten::native_layer_norm, _softmax, gelu, hardswish, hardsigmoid and permute.
+// Driver of aten::native_layer_norm, _softmax, gelu, hardswish, hardsigmoid, sigmoid, silu and
+// permute.
 // Contiguous float32 tensors (softmax: along the last dim) go to an ISA's row functions
 // (nn_f32_<isa>.cpp), split over the thread pool; permute goes to the portable kernel with the
 // ISA's 3-channel interleave (the NCHW -> NHWC of the image a channels-last network starts
@@ -19,6 +20,8 @@ Error op_softmax(KernelContext& ctx, Value** args);
 Error op_gelu(KernelContext& ctx, Value** args);
 Error op_hardswish(KernelContext& ctx, Value** args);
 Error op_hardsigmoid(KernelContext& ctx, Value** args);
+Error op_sigmoid(KernelContext& ctx, Value** args);
+Error op_silu(KernelContext& ctx, Value** args);
 
 namespace detail {
 
@@ -124,6 +127,19 @@ Error hard_activation_with_kernels(KernelContext& ctx, Value** args, const NnKer
   const float* x = in.data_as<const float>();
   float* y = out.data_as<float>();
   ctx.parallel_for(in.numel(), grain_for(2), [&](int64_t i0, int64_t i1) { k.hard(x, y, i0, i1, swish); });
+  return Error::Ok;
+}
+
+// args: self, out (aten::silu when silu, else aten::sigmoid)
+Error logistic_with_kernels(KernelContext& ctx, Value** args, const NnKernels& k, bool silu) {
+  const Tensor& in = args[0]->tensor;
+  Tensor& out = args[1]->tensor;
+  if (!contiguous_f32(in) || out.dtype != ScalarType::Float32) return silu ? op_silu(ctx, args) : op_sigmoid(ctx, args);
+  Error e = resize_output(ctx, silu ? "silu" : "sigmoid", out, in.sizes, in.dim);
+  if (e != Error::Ok) return e;
+  const float* x = in.data_as<const float>();
+  float* y = out.data_as<float>();
+  ctx.parallel_for(in.numel(), grain_for(8), [&](int64_t i0, int64_t i1) { k.logistic(x, y, i0, i1, silu); });
   return Error::Ok;
 }
 

@@ -1,4 +1,4 @@
-// aten::native_layer_norm, _softmax and gelu rows, hardswish and hardsigmoid, AVX2 + FMA
+// aten::native_layer_norm, _softmax and gelu rows, hardswish, hardsigmoid, sigmoid and silu, AVX2 + FMA
 // (x86-64), 8 floats at a time with masked tails, and aten::permute's 3-channel interleave
 // (contracts in ukernels.h, NnKernels).
 //   layer_norm  mean and variance in double (4 lanes per half vector), the normalized value
@@ -179,6 +179,16 @@ POCKET_TARGET void hard_range_avx2(const float* x, float* y, int64_t i0, int64_t
   }
 }
 
+// ---- sigmoid, silu: sigmoid() above, and x · sigmoid(x). sigmoid() alone would make a NaN 0 or
+// 1; the product keeps it.
+POCKET_TARGET void logistic_range_avx2(const float* x, float* y, int64_t i0, int64_t i1, bool silu) {
+  for (int64_t i = i0; i < i1; i += 8) {
+    const __m256 v = masked_load(x + i, i1 - i);
+    const __m256 s = sigmoid(v);
+    masked_store(y + i, i1 - i, silu ? _mm256_mul_ps(v, s) : _mm256_blendv_ps(s, v, _mm256_cmp_ps(v, v, _CMP_UNORD_Q)));
+  }
+}
+
 // ---- interleave3: 8 pixels at a time. Each channel's 8 values are permuted so that every
 // output vector takes lanes 0, 3, 6 from one channel, 1, 4, 7 from the next and 2, 5 from the
 // third (two blends); the pixels past the last 8 one by one.
@@ -229,7 +239,7 @@ POCKET_TARGET void transpose8_avx2(const uint32_t* s, int64_t s_stride, uint32_t
 }  // namespace
 
 extern const NnKernels kNnF32Avx2 = {layer_norm_rows_avx2, softmax_rows_avx2, gelu_range_avx2, interleave3_avx2,
-                                     transpose8_avx2, hard_range_avx2};
+                                     transpose8_avx2, hard_range_avx2, logistic_range_avx2};
 
 }  // namespace detail
 }  // namespace pocket

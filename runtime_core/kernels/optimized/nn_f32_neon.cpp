@@ -1,4 +1,4 @@
-// aten::native_layer_norm, _softmax and gelu rows, hardswish and hardsigmoid, NEON (arm64), 4
+// aten::native_layer_norm, _softmax and gelu rows, hardswish, hardsigmoid, sigmoid and silu, NEON (arm64), 4
 // floats at a time with scalar tails, and aten::permute's 3-channel interleave. Same arithmetic
 // as nn_f32_avx2.cpp: layer_norm statistics in double, softmax from exp_nonpositive with the
 // portable arithmetic for rows holding a NaN or an infinity, gelu's Phi from the erfc fit
@@ -183,6 +183,15 @@ void hard_range_neon(const float* x, float* y, int64_t i0, int64_t i1, bool swis
   map4(x, y, i0, i1, [swish](float32x4_t v) { return hard4(v, swish); });
 }
 
+// ---- sigmoid, silu: sigmoid() above, and x · sigmoid(x). sigmoid() alone would make a NaN 1;
+// the product keeps it.
+void logistic_range_neon(const float* x, float* y, int64_t i0, int64_t i1, bool silu) {
+  map4(x, y, i0, i1, [silu](float32x4_t v) {
+    const float32x4_t s = sigmoid(v);
+    return silu ? vmulq_f32(v, s) : vbslq_f32(vceqq_f32(v, v), s, v);
+  });
+}
+
 // interleave3: 4 pixels at a time through ST3, the rest one by one.
 void interleave3_neon(const uint32_t* src, uint32_t* dst, int64_t plane, int64_t p0, int64_t p1) {
   const uint32_t* r0 = src;
@@ -221,7 +230,7 @@ void transpose8_neon(const uint32_t* s, int64_t s_stride, uint32_t* d, int64_t d
 }  // namespace
 
 extern const NnKernels kNnF32Neon = {layer_norm_rows_neon, softmax_rows_neon, gelu_range_neon, interleave3_neon,
-                                     transpose8_neon, hard_range_neon};
+                                     transpose8_neon, hard_range_neon, logistic_range_neon};
 
 }  // namespace detail
 }  // namespace pocket

@@ -5,8 +5,8 @@
 // conv2d_winograd: conv f32 of the set's gemm column (avx2, avx512, neon); linear_q_packed:
 // the linear_qp tile of the set's i8 column: avx2 in avx2/avx512, avxvnni, avx512vnni, neon, neondot; neoni8mm:
 // neondot's, with SMMLA for tiles of several rows.)
-// (native_layer_norm, _softmax, gelu, hardswish, hardsigmoid, permute's 3-channel interleave:
-// nn f32 avx2 on x86-64, nn f32 neon on arm64.)
+// (native_layer_norm, _softmax, gelu, hardswish, hardsigmoid, sigmoid, silu, permute's 3-channel
+// interleave: nn f32 avx2 on x86-64, nn f32 neon on arm64.)
 //   set         linear/mm/bmm/addmm  conv (1x1, im2col / dw 3x3)  linear_q (f32 / i8)  conv2d_q8 (/ dw 3x3)  sdpa  rms_norm/rope/swiglu
 //   avx2        gemm avx2            gemm avx2 / dw avx2          avx2 / avx2          i16 avx2 / dw avx2    avx2  llm avx2
 //   avxvnni     gemm avx2            gemm avx2 / dw avx2          avx2 / avxvnni       i8 avxvnni / dw       avx2  llm avx2
@@ -117,6 +117,10 @@ template <const NnKernels& N, bool Swish>
 Error hard_k(KernelContext& c, Value** a) {
   return hard_activation_with_kernels(c, a, N, Swish);
 }
+template <const NnKernels& N, bool Silu>
+Error logistic_k(KernelContext& c, Value** a) {
+  return logistic_with_kernels(c, a, N, Silu);
+}
 template <const NnKernels& N>
 Error permute_k(KernelContext& c, Value** a) {
   return permute_with_kernels(c, a, N);
@@ -139,6 +143,7 @@ Error permute_k(KernelContext& c, Value** a) {
         {"aten::native_layer_norm", layer_norm_k<N>}, {"aten::_softmax", softmax_k<N>},         \
         {"aten::gelu", gelu_k<N>}, {"aten::permute", permute_k<N>},                              \
         {"aten::hardswish", hard_k<N, true>}, {"aten::hardsigmoid", hard_k<N, false>},           \
+        {"aten::silu", logistic_k<N, true>}, {"aten::sigmoid", logistic_k<N, false>},            \
   }
 
 struct KernelSet {

@@ -452,6 +452,9 @@ struct LlmKernels {
 //   gelu:       elements [i0, i1): x * Phi(x), Phi from erfc (relative error ~1e-7 in both
 //               tails), or with approximate="tanh" x * sigmoid(2 * sqrt(2/pi) * (x + 0.044715 x^3)).
 //   hardswish, hardsigmoid: elements [i0, i1), exactly as the portable kernel.
+//   sigmoid, silu: elements [i0, i1), sigmoid(x) = 1 / (1 + e) for x >= 0 and e / (1 + e) for
+//               x < 0, e = exp(-|x|) (under 2 ulp; 0 below -87), so no exponential overflows;
+//               silu = x · sigmoid(x). A few ulp from the portable kernel; a NaN stays a NaN.
 struct LayerNormRows {
   const float* x = nullptr;
   const float* w = nullptr;
@@ -477,6 +480,8 @@ struct NnKernels {
   // Elements [i0, i1) of hardswish (swish: x * relu6(x + 3) / 6) or hardsigmoid (relu6(x + 3)
   // / 6): the portable kernel's operations in its order, so its bits; a NaN stays a NaN.
   void (*hard)(const float* x, float* y, int64_t i0, int64_t i1, bool swish);
+  // Elements [i0, i1) of silu (x · sigmoid(x)) or sigmoid.
+  void (*logistic)(const float* x, float* y, int64_t i0, int64_t i1, bool silu);
 };
 
 // ---- the microkernels of each ISA (defined in the ISA files; x86-64 or arm64 only)
@@ -574,6 +579,7 @@ Error layer_norm_with_kernels(KernelContext& ctx, Value** args, const NnKernels&
 Error softmax_with_kernels(KernelContext& ctx, Value** args, const NnKernels& k);
 Error gelu_with_kernels(KernelContext& ctx, Value** args, const NnKernels& k);
 Error hard_activation_with_kernels(KernelContext& ctx, Value** args, const NnKernels& k, bool swish);
+Error logistic_with_kernels(KernelContext& ctx, Value** args, const NnKernels& k, bool silu);
 Error permute_with_kernels(KernelContext& ctx, Value** args, const NnKernels& k);
 
 // Parallel fp32 products over the thread pool, cut into blocks that suit g's tiles.
