@@ -192,74 +192,47 @@ def test_residual_add_and_activation_fuse():
     assert_matches(program, model, (x,))
 
 
-class MobileNetV3Block(torch.nn.Module):
-    """MobileNetV3's inverted residual: hardswish after the expansion and the depthwise
-    convolution, a squeeze-excitation scale ((N, C, 1, 1) times (N, C, H, W), hardsigmoid), the
-    residual sum; and arithmetic with numbers on a channels-last value."""
+class ExcitedBlock(torch.nn.Module):
+    """An inverted residual: the activation after the expansion and the depthwise convolution, a
+    squeeze-excitation scale ((N, C, 1, 1) times (N, C, H, W)), the residual sum; and arithmetic
+    with numbers on a channels-last value. MobileNetV3's activations are hardswish, and ReLU and
+    hardsigmoid in the excitation; EfficientNet's (and YOLO's conv-BN-SiLU) SiLU, and SiLU and
+    sigmoid."""
 
-    def __init__(self):
+    def __init__(self, act, squeeze_act, gate):
         super().__init__()
+        self.act, self.squeeze_act, self.gate = act, squeeze_act, gate
         self.expand, self.bn = torch.nn.Conv2d(8, 16, 1), torch.nn.BatchNorm2d(16)
         self.dw = torch.nn.Conv2d(16, 16, 5, padding=2, groups=16)
         self.fc1, self.fc2 = torch.nn.Conv2d(16, 4, 1), torch.nn.Conv2d(4, 16, 1)
         self.project = torch.nn.Conv2d(16, 8, 1)
 
     def forward(self, x):
-        y = torch.nn.functional.hardswish(self.bn(self.expand(x)))
-        y = torch.nn.functional.hardswish(self.dw(y))
-        scale = y.mean((2, 3), keepdim=True)
-        scale = torch.nn.functional.hardsigmoid(self.fc2(torch.relu(self.fc1(scale))))
+        y = self.act(self.bn(self.expand(x)))
+        y = self.act(self.dw(y))
+        scale = self.gate(self.fc2(self.squeeze_act(self.fc1(y.mean((2, 3), keepdim=True)))))
         y = self.project(scale * y) + x
         return (y - 0.5) * 2 / 3 + 1
 
 
-def test_mobilenet_v3_block_stays_channels_last():
-    """hardswish and hardsigmoid stay whole ops (not four each) and, like the broadcast product
-    and the arithmetic with numbers, run on the channels-last values: the only permutes are the
-    chain's entry and exit."""
+@pytest.mark.parametrize("acts,whole", [
+    ((torch.nn.functional.hardswish, torch.relu, torch.nn.functional.hardsigmoid),
+     {"aten::hardswish", "aten::hardsigmoid"}),
+    ((torch.nn.functional.silu, torch.nn.functional.silu, torch.sigmoid), {"aten::silu", "aten::sigmoid"}),
+], ids=["mobilenet_v3", "efficientnet"])
+def test_activation_blocks_stay_channels_last(acts, whole):
+    """hardswish and hardsigmoid (not four ops each), and SiLU (not sigmoid and mul), stay whole
+    ops and, like sigmoid, the broadcast product and the arithmetic with numbers, run on the
+    channels-last values: the only permutes are the chain's entry and exit. Before, every
+    activation left the chain (10 permutes with EfficientNet's)."""
     torch.manual_seed(0)
-    model = MobileNetV3Block().eval()
+    model = ExcitedBlock(*acts).eval()
     torch.nn.init.normal_(model.bn.running_mean)
     x = torch.randn(2, 8, 11, 9) * 3
     program = pocket.export(model, (x,))
     ops = set(ops_of(program))
-    assert {"aten::hardswish", "aten::hardsigmoid"} <= ops
+    assert whole <= ops
     assert not ops & {"aten::clamp", "aten::convolution"}
-    assert op_calls(program, "aten::permute") == 2
-    assert_matches(program, model, (x,))
-
-
-class EfficientNetBlock(torch.nn.Module):
-    """EfficientNet's MBConv (and YOLO's conv-BN-SiLU): SiLU after the expansion and the
-    depthwise convolution, a squeeze-excitation scale through sigmoid, the residual sum."""
-
-    def __init__(self):
-        super().__init__()
-        self.expand, self.bn = torch.nn.Conv2d(8, 32, 1, bias=False), torch.nn.BatchNorm2d(32)
-        self.dw = torch.nn.Conv2d(32, 32, 3, padding=1, groups=32)
-        self.fc1, self.fc2 = torch.nn.Conv2d(32, 4, 1), torch.nn.Conv2d(4, 32, 1)
-        self.project = torch.nn.Conv2d(32, 8, 1)
-
-    def forward(self, x):
-        y = torch.nn.functional.silu(self.bn(self.expand(x)))
-        y = torch.nn.functional.silu(self.dw(y))
-        scale = torch.sigmoid(self.fc2(torch.nn.functional.silu(self.fc1(y.mean((2, 3), keepdim=True)))))
-        return self.project(scale * y) + x
-
-
-def test_efficientnet_block_stays_channels_last():
-    """SiLU stays one op (not sigmoid and mul) and, like sigmoid, runs on the channels-last
-    values: the only permutes are the chain's entry and exit. Before, every activation left the
-    chain (10 permutes here)."""
-    torch.manual_seed(0)
-    model = EfficientNetBlock().eval()
-    torch.nn.init.normal_(model.bn.running_mean)
-    x = torch.randn(2, 8, 11, 9) * 3
-    program = pocket.export(model, (x,))
-    ops = set(ops_of(program))
-    assert {"aten::silu", "aten::sigmoid"} <= ops
-    assert "aten::convolution" not in ops
-    assert op_calls(program, "aten::silu") == 3
     assert op_calls(program, "aten::permute") == 2
     assert_matches(program, model, (x,))
 

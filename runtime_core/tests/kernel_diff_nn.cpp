@@ -73,41 +73,14 @@ void test_gelu(KernelFn portable, KernelFn fast, const char* set) {
     }
 }
 
-// aten::hardswish and aten::hardsigmoid on vector bodies and tails and the corners of
-// relu6(x + 3) (-3, 3, +-inf, NaN, -0). The portable kernel's operations in its order: equal to
-// it, a NaN where it has one.
-void test_hard_activation(const char* op, KernelFn portable, KernelFn fast, const char* set) {
-  const float inf = INFINITY;
-  const float corners[] = {-3.0f, 3.0f, -inf, inf, NAN, -0.0f, -3.0000002f, 2.9999998f};
+// An elementwise op (x, out) on vector bodies and tails, x random in [-scale, scale] but for
+// `corners` first: |difference| <= rel * |portable| + abs (0, 0: its bits), and a NaN exactly
+// where the portable kernel has one (compare() counts NaN as a difference).
+void check_elementwise(const char* op, KernelFn portable, KernelFn fast, const char* set,
+                       const std::vector<float>& corners, float scale, double rel, double abs) {
   for (int64_t n : {1, 7, 8, 9, 1000, 3 * 65}) {
-    auto x = random_floats(n, 4.0f);
-    for (int64_t i = 0; i < n && i < 8; ++i) x[i] = corners[i];
-    const auto make = [&](Args& a) { a.ptrs = {a.floats({n}, x), a.output(n)}; };
-    char what[96];
-    std::snprintf(what, sizeof what, "[%s] %s n=%lld", set, op, (long long)n);
-    const std::vector<float> want = run(portable, make, 1, what);
-    for (int threads : {1, 2}) {
-      const std::vector<float> got = run(fast, make, threads, what);
-      ++g_checks;
-      for (size_t i = 0; i < want.size() && i < got.size(); ++i)
-        if (!(got[i] == want[i] || (std::isnan(got[i]) && std::isnan(want[i])))) {
-          FAIL("%s threads=%d: output %zu is %.9g, portable %.9g", what, threads, i, got[i], want[i]);
-          break;
-        }
-    }
-  }
-}
-
-// aten::sigmoid and aten::silu on vector bodies and tails, both signs far out (where exp(-x)
-// overflows in the portable kernel and the optimized exp stops at -87), +-inf, -0 and NaN.
-// |difference| <= 2e-6 * |portable| + 1e-30 (a few ulp of exp and divide, and a result the
-// portable kernel makes a denormal); a NaN where the portable kernel has one.
-void test_logistic(const char* op, KernelFn portable, KernelFn fast, const char* set) {
-  const float inf = INFINITY;
-  const float corners[] = {-inf, inf, NAN, -0.0f, -87.5f, -100.0f, 88.0f, -20.0f, 20.0f, 1e-8f};
-  for (int64_t n : {1, 7, 8, 9, 1000, 3 * 65}) {
-    auto x = random_floats(n, 10.0f);
-    for (int64_t i = 0; i < n && i < 10; ++i) x[i] = corners[i];
+    auto x = random_floats(n, scale);
+    for (size_t i = 0; i < size_t(n) && i < corners.size(); ++i) x[i] = corners[i];
     const auto make = [&](Args& a) { a.ptrs = {a.floats({n}, x), a.output(n)}; };
     char what[96];
     std::snprintf(what, sizeof what, "[%s] %s n=%lld", set, op, (long long)n);
@@ -117,7 +90,7 @@ void test_logistic(const char* op, KernelFn portable, KernelFn fast, const char*
       ++g_checks;
       for (size_t i = 0; i < want.size() && i < got.size(); ++i) {
         const bool nan = std::isnan(want[i]);
-        const bool close = got[i] == want[i] || std::fabs(double(got[i]) - want[i]) <= 2e-6 * std::fabs(want[i]) + 1e-30;
+        const bool close = got[i] == want[i] || std::fabs(double(got[i]) - want[i]) <= rel * std::fabs(want[i]) + abs;
         if (nan != std::isnan(got[i]) || (!nan && !close)) {
           FAIL("%s threads=%d: output %zu (x = %.9g) is %.9g, portable %.9g", what, threads, i, x[i], got[i], want[i]);
           break;
@@ -125,6 +98,22 @@ void test_logistic(const char* op, KernelFn portable, KernelFn fast, const char*
       }
     }
   }
+}
+
+// aten::hardswish and aten::hardsigmoid at the corners of relu6(x + 3) (-3, 3, +-inf, NaN, -0).
+// The portable kernel's operations in its order: its bits.
+void test_hard_activation(const char* op, KernelFn portable, KernelFn fast, const char* set) {
+  const float inf = INFINITY;
+  check_elementwise(op, portable, fast, set, {-3.0f, 3.0f, -inf, inf, NAN, -0.0f, -3.0000002f, 2.9999998f}, 4.0f, 0, 0);
+}
+
+// aten::sigmoid and aten::silu: both signs far out (where exp(-x) overflows in the portable
+// kernel and the optimized exp stops at -87), +-inf, -0 and NaN. Within 2e-6 relative (a few
+// ulp of exp and divide) and 1e-30 absolute (a result the portable kernel makes a denormal).
+void test_logistic(const char* op, KernelFn portable, KernelFn fast, const char* set) {
+  const float inf = INFINITY;
+  check_elementwise(op, portable, fast, set, {-inf, inf, NAN, -0.0f, -87.5f, -100.0f, 88.0f, -20.0f, 20.0f, 1e-8f},
+                    10.0f, 2e-6, 1e-30);
 }
 
 // aten::permute: NCHW -> NHWC of 3 channels (the optimized interleave: vector bodies, pixel

@@ -116,31 +116,31 @@ Error gelu_with_kernels(KernelContext& ctx, Value** args, const NnKernels& k) {
   return Error::Ok;
 }
 
-// args: self, out (aten::hardswish when swish, else aten::hardsigmoid)
-Error hard_activation_with_kernels(KernelContext& ctx, Value** args, const NnKernels& k, bool swish) {
+// An elementwise activation (args: self, out) through `range` (one of the set's, `flag` its
+// choice of op) on contiguous float32, else `portable`. `cost`: grain_for's work per element.
+static Error unary_with_kernels(KernelContext& ctx, Value** args, const char* name, KernelFn portable,
+                                void (*range)(const float*, float*, int64_t, int64_t, bool), bool flag, int64_t cost) {
   const Tensor& in = args[0]->tensor;
   Tensor& out = args[1]->tensor;
-  if (!contiguous_f32(in) || out.dtype != ScalarType::Float32)
-    return swish ? op_hardswish(ctx, args) : op_hardsigmoid(ctx, args);
-  Error e = resize_output(ctx, swish ? "hardswish" : "hardsigmoid", out, in.sizes, in.dim);
+  if (!contiguous_f32(in) || out.dtype != ScalarType::Float32) return portable(ctx, args);
+  Error e = resize_output(ctx, name, out, in.sizes, in.dim);
   if (e != Error::Ok) return e;
   const float* x = in.data_as<const float>();
   float* y = out.data_as<float>();
-  ctx.parallel_for(in.numel(), grain_for(2), [&](int64_t i0, int64_t i1) { k.hard(x, y, i0, i1, swish); });
+  ctx.parallel_for(in.numel(), grain_for(cost), [&](int64_t i0, int64_t i1) { range(x, y, i0, i1, flag); });
   return Error::Ok;
+}
+
+// args: self, out (aten::hardswish when swish, else aten::hardsigmoid)
+Error hard_activation_with_kernels(KernelContext& ctx, Value** args, const NnKernels& k, bool swish) {
+  return swish ? unary_with_kernels(ctx, args, "hardswish", op_hardswish, k.hard, true, 2)
+               : unary_with_kernels(ctx, args, "hardsigmoid", op_hardsigmoid, k.hard, false, 2);
 }
 
 // args: self, out (aten::silu when silu, else aten::sigmoid)
 Error logistic_with_kernels(KernelContext& ctx, Value** args, const NnKernels& k, bool silu) {
-  const Tensor& in = args[0]->tensor;
-  Tensor& out = args[1]->tensor;
-  if (!contiguous_f32(in) || out.dtype != ScalarType::Float32) return silu ? op_silu(ctx, args) : op_sigmoid(ctx, args);
-  Error e = resize_output(ctx, silu ? "silu" : "sigmoid", out, in.sizes, in.dim);
-  if (e != Error::Ok) return e;
-  const float* x = in.data_as<const float>();
-  float* y = out.data_as<float>();
-  ctx.parallel_for(in.numel(), grain_for(8), [&](int64_t i0, int64_t i1) { k.logistic(x, y, i0, i1, silu); });
-  return Error::Ok;
+  return silu ? unary_with_kernels(ctx, args, "silu", op_silu, k.logistic, true, 8)
+              : unary_with_kernels(ctx, args, "sigmoid", op_sigmoid, k.logistic, false, 8);
 }
 
 // The portable kernel with the ISA's 3-channel interleave and 8x8 block: it checks the
