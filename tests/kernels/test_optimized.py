@@ -669,6 +669,33 @@ def test_parallel_max_pool_matches_aten():
                 assert torch.equal(torch.from_numpy(np.array(g)), w), (k, stride, pad, dil, ceil, threads)
 
 
+def test_parallel_elementwise_matches_aten():
+    """Elementwise ops computing in floating point split their rows (broadcast or strided
+    inputs: a squeeze-excitation product) or elements (contiguous ones) over the threads;
+    integer ones stay on one thread (they may report a division by zero, below). Shapes above
+    the split's grain, results equal to ATen's on 1 and 2 threads."""
+    torch.manual_seed(0)
+    x, y = torch.randn(2, 28, 28, 96), torch.randn(2, 28, 28, 96)
+    scale, strided = torch.randn(2, 1, 1, 96), torch.randn(2, 96, 28, 28).permute(0, 2, 3, 1)
+    i, j = torch.randint(-1000, 1000, (2, 28, 28, 96)), torch.randint(1, 50, (96,))
+    cases = [
+        ("aten::mul.Tensor", [x, scale], x * scale),
+        ("aten::add.Tensor", [x, strided, 1], x + strided),
+        ("aten::sub.Tensor", [x, y, 1], x - y),
+        ("aten::div.Tensor", [x, y], x / y),
+        ("aten::lt.Tensor", [x, scale], x < scale),
+        ("aten::neg", [strided], -strided),
+        ("aten::neg", [x], -x),
+        ("aten::remainder.Tensor", [i, j], torch.remainder(i, j)),
+    ]
+    for op, args, want in cases:
+        for threads in (1, 2):
+            got = run(op, args, want, "portable", threads)
+            assert torch.equal(got, want), (op, threads)
+    with pytest.raises(Exception, match="integer division by zero"):
+        run("aten::remainder.Tensor", [i, j * 0], i, "portable", 2)
+
+
 # ---- whole programs: results do not depend on the thread count
 
 

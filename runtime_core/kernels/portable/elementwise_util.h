@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "parallel_util.h"
 #include "util.h"
 
 namespace pocket {
@@ -210,50 +211,86 @@ inline bool flat_like(const Tensor& t, const Tensor& out) {
 }
 
 template <typename C, typename R, typename F>
-void unary_loop(const Tensor& in, Tensor& out, F& f) {
+void unary_rows(const Tensor& in, Tensor& out, F& f, int64_t r0, int64_t r1) {
   int64_t strides[1][kMaxDim];
   for (int d = 0; d < in.dim; ++d) strides[0][d] = in.strides[d];
-  int64_t i = 0;
+  int64_t i = r0 * (in.dim == 0 ? 1 : in.sizes[in.dim - 1]);
   if (in.dtype == DtypeOf<C>::value && out.dtype == DtypeOf<R>::value) {
     const C* x = in.data_as<const C>();
     R* y = out.data_as<R>();
-    if (flat_like(in, out)) {
-      for (int64_t n = out.numel(); i < n; ++i) y[i] = static_cast<R>(f(x[i]));
-      return;
-    }
-    for_each_offset<1>(in.sizes, in.dim, strides,
-                       [&](const int64_t* o) { y[i++] = static_cast<R>(f(x[o[0]])); });
+    for_each_offset_rows<1>(in.sizes, in.dim, strides, r0, r1,
+                            [&](const int64_t* o) { y[i++] = static_cast<R>(f(x[o[0]])); });
     return;
   }
-  for_each_offset<1>(in.sizes, in.dim, strides, [&](const int64_t* o) {
+  for_each_offset_rows<1>(in.sizes, in.dim, strides, r0, r1, [&](const int64_t* o) {
     C x = load_as<C>(in.data, in.dtype, o[0]);
     store_as<R>(out.data, out.dtype, i++, static_cast<R>(f(x)));
   });
 }
 
 template <typename C, typename R, typename F>
-void binary_loop(const Tensor& a, const Tensor& b, Tensor& out, const int64_t (*strides)[kMaxDim],
-                 F& f) {
-  int64_t i = 0;
+void binary_rows(const Tensor& a, const Tensor& b, Tensor& out, const int64_t (*strides)[kMaxDim], F& f,
+                 int64_t r0, int64_t r1) {
+  int64_t i = r0 * (out.dim == 0 ? 1 : out.sizes[out.dim - 1]);
   constexpr ScalarType c = DtypeOf<C>::value;
   if (a.dtype == c && b.dtype == c && out.dtype == DtypeOf<R>::value) {
     const C* x = a.data_as<const C>();
     const C* y = b.data_as<const C>();
     R* z = out.data_as<R>();
-    if (flat_like(a, out) && flat_like(b, out)) {
-      for (int64_t n = out.numel(); i < n; ++i) z[i] = static_cast<R>(f(x[i], y[i]));
-      return;
-    }
-    for_each_offset<2>(out.sizes, out.dim, strides, [&](const int64_t* o) {
+    for_each_offset_rows<2>(out.sizes, out.dim, strides, r0, r1, [&](const int64_t* o) {
       z[i++] = static_cast<R>(f(x[o[0]], y[o[1]]));
     });
     return;
   }
-  for_each_offset<2>(out.sizes, out.dim, strides, [&](const int64_t* o) {
+  for_each_offset_rows<2>(out.sizes, out.dim, strides, r0, r1, [&](const int64_t* o) {
     C x = load_as<C>(a.data, a.dtype, o[0]);
     C y = load_as<C>(b.data, b.dtype, o[1]);
     store_as<R>(out.data, out.dtype, i++, static_cast<R>(f(x, y)));
   });
+}
+
+// Runs rows(r0, r1) over the `rows` rows of `out` (of `inner` elements each), and flat(i0, i1)
+// instead over its elements when `flat`: in parallel for a floating compute type C, whose ops
+// are pure functions of their operands; integer ones may record an error (a division by zero)
+// and stay on the calling thread.
+template <typename C, typename Rows, typename Flat>
+void elementwise_loop(KernelContext& ctx, const Tensor& out, bool flat, Rows&& rows, Flat&& flat_range) {
+  const int64_t n = out.numel(), inner = out.dim == 0 ? 1 : out.sizes[out.dim - 1];
+  const int64_t row_n = row_count(out.sizes, out.dim);
+  if (!std::is_floating_point<C>::value) {
+    if (flat) flat_range(int64_t{0}, n);
+    else rows(int64_t{0}, row_n);
+  } else if (flat) {
+    ctx.parallel_for(n, grain_for(1), [&](int64_t i0, int64_t i1) { flat_range(i0, i1); });
+  } else {
+    ctx.parallel_for(row_n, grain_for(inner), [&](int64_t r0, int64_t r1) { rows(r0, r1); });
+  }
+}
+
+template <typename C, typename R, typename F>
+void unary_loop(KernelContext& ctx, const Tensor& in, Tensor& out, F& f) {
+  const bool flat = in.dtype == DtypeOf<C>::value && out.dtype == DtypeOf<R>::value && flat_like(in, out);
+  elementwise_loop<C>(ctx, out, flat, [&](int64_t r0, int64_t r1) { unary_rows<C, R>(in, out, f, r0, r1); },
+                      [&](int64_t i0, int64_t i1) {
+                        const C* x = in.data_as<const C>();
+                        R* y = out.data_as<R>();
+                        for (int64_t i = i0; i < i1; ++i) y[i] = static_cast<R>(f(x[i]));
+                      });
+}
+
+template <typename C, typename R, typename F>
+void binary_loop(KernelContext& ctx, const Tensor& a, const Tensor& b, Tensor& out,
+                 const int64_t (*strides)[kMaxDim], F& f) {
+  constexpr ScalarType c = DtypeOf<C>::value;
+  const bool flat = a.dtype == c && b.dtype == c && out.dtype == DtypeOf<R>::value && flat_like(a, out) &&
+                    flat_like(b, out);
+  elementwise_loop<C>(ctx, out, flat, [&](int64_t r0, int64_t r1) { binary_rows<C, R>(a, b, out, strides, f, r0, r1); },
+                      [&](int64_t i0, int64_t i1) {
+                        const C* x = a.data_as<const C>();
+                        const C* y = b.data_as<const C>();
+                        R* z = out.data_as<R>();
+                        for (int64_t i = i0; i < i1; ++i) z[i] = static_cast<R>(f(x[i], y[i]));
+                      });
 }
 
 // f(a, b, c) with a converted to A and b, c to C (where: A is bool).
@@ -297,7 +334,7 @@ Error unary_op(KernelContext& ctx, const char* op, ScalarType compute, const Ten
   if (e != Error::Ok) return e;
   return dispatch_kinds<K>(ctx, op, compute, [&](auto tag) {
     using C = decltype(tag);
-    unary_loop<C, C>(in, out, f);
+    unary_loop<C, C>(ctx, in, out, f);
   });
 }
 
@@ -319,7 +356,7 @@ Error unary_predicate(KernelContext& ctx, const char* op, ScalarType compute, co
   if (e != Error::Ok) return e;
   return dispatch_kinds<K>(ctx, op, compute, [&](auto tag) {
     using C = decltype(tag);
-    unary_loop<C, bool>(in, out, f);
+    unary_loop<C, bool>(ctx, in, out, f);
   });
 }
 
@@ -333,7 +370,7 @@ Error binary_op(KernelContext& ctx, const char* op, ScalarType compute, const Te
   if (e != Error::Ok) return e;
   return dispatch_kinds<K>(ctx, op, compute, [&](auto tag) {
     using C = decltype(tag);
-    binary_loop<C, C>(a, b, out, strides, f);
+    binary_loop<C, C>(ctx, a, b, out, strides, f);
   });
 }
 
@@ -349,7 +386,7 @@ Error binary_predicate(KernelContext& ctx, const char* op, ScalarType compute, c
   if (e != Error::Ok) return e;
   return dispatch_kinds<K>(ctx, op, compute, [&](auto tag) {
     using C = decltype(tag);
-    binary_loop<C, bool>(a, b, out, strides, f);
+    binary_loop<C, bool>(ctx, a, b, out, strides, f);
   });
 }
 
@@ -364,7 +401,7 @@ Error logical_binary(KernelContext& ctx, const char* op, Value** args, F&& f) {
   const Tensor* ins[2] = {&a, &b};
   int64_t strides[2][kMaxDim];
   e = broadcast_inputs(ctx, op, ins, 2, out, strides);
-  if (e == Error::Ok) binary_loop<bool, bool>(a, b, out, strides, f);
+  if (e == Error::Ok) binary_loop<bool, bool>(ctx, a, b, out, strides, f);
   return e;
 }
 

@@ -12,7 +12,7 @@ Error op_logical_not(KernelContext& ctx, Value** args) {
   if (e == Error::Ok) e = detail::resize_output(ctx, "logical_not", out, in.sizes, in.dim);
   if (e != Error::Ok) return e;
   auto f = [](bool x) { return !x; };
-  detail::unary_loop<bool, bool>(in, out, f);
+  detail::unary_loop<bool, bool>(ctx, in, out, f);
   return Error::Ok;
 }
 

@@ -153,34 +153,54 @@ Error broadcast_shapes(KernelContext& ctx, const char* op, const Tensor* const* 
 // Strides of `t` viewed with `dim` dims of `sizes` (right-aligned), 0 on broadcast dims.
 void broadcast_strides(const Tensor& t, const int64_t* sizes, int dim, int64_t* strides);
 
-// Visits every element of a `dim`-d index space of `sizes` in row-major order, calling
-// f(offsets) with offsets[k] = element offset into input k (strides[k] in elements).
+// Visits the elements of rows [r0, r1) of a `dim`-d index space of `sizes` (a row: the last
+// dim; a 0-d space is one row of one element) in row-major order, calling f(offsets) with
+// offsets[k] = element offset into input k (strides[k] in elements).
 template <int N, typename F>
-void for_each_offset(const int64_t* sizes, int dim, const int64_t (*strides)[kMaxDim], F&& f) {
+void for_each_offset_rows(const int64_t* sizes, int dim, const int64_t (*strides)[kMaxDim], int64_t r0, int64_t r1,
+                          F&& f) {
   for (int d = 0; d < dim; ++d)
     if (sizes[d] == 0) return;
+  if (r0 >= r1) return;
   int64_t idx[kMaxDim] = {0};
   int64_t off[N] = {0};
+  for (int64_t d = dim - 2, r = r0; d >= 0; --d) {  // the index of row r0
+    idx[d] = r % sizes[d];
+    r /= sizes[d];
+    for (int k = 0; k < N; ++k) off[k] += idx[d] * strides[k][d];
+  }
   int64_t inner = dim == 0 ? 1 : sizes[dim - 1];
   int64_t inner_stride[N];
   for (int k = 0; k < N; ++k) inner_stride[k] = dim == 0 ? 0 : strides[k][dim - 1];
-  while (true) {
+  for (int64_t rows = r1 - r0; rows > 0; --rows) {
     int64_t o[N];
     for (int k = 0; k < N; ++k) o[k] = off[k];
     for (int64_t i = 0; i < inner; ++i) {
       f(static_cast<const int64_t*>(o));
       for (int k = 0; k < N; ++k) o[k] += inner_stride[k];
     }
-    int d = dim - 2;
-    for (; d >= 0; --d) {
+    for (int d = dim - 2; d >= 0; --d) {
       ++idx[d];
       for (int k = 0; k < N; ++k) off[k] += strides[k][d];
       if (idx[d] < sizes[d]) break;
       for (int k = 0; k < N; ++k) off[k] -= strides[k][d] * sizes[d];
       idx[d] = 0;
     }
-    if (d < 0) return;
   }
+}
+
+// Rows of a `dim`-d index space of `sizes`, for for_each_offset_rows.
+inline int64_t row_count(const int64_t* sizes, int dim) {
+  int64_t rows = 1;
+  for (int d = 0; d + 1 < dim; ++d) rows *= sizes[d];
+  return dim > 0 && sizes[dim - 1] == 0 ? 0 : rows;
+}
+
+// Visits every element of a `dim`-d index space of `sizes` in row-major order (as
+// for_each_offset_rows).
+template <int N, typename F>
+void for_each_offset(const int64_t* sizes, int dim, const int64_t (*strides)[kMaxDim], F&& f) {
+  for_each_offset_rows<N>(sizes, dim, strides, 0, row_count(sizes, dim), f);
 }
 
 // Unary elementwise op in the output dtype (float kernels: float32 or float64).
