@@ -1,6 +1,6 @@
-// aten::native_layer_norm, _softmax and gelu rows, hardswish, hardsigmoid, sigmoid and silu, AVX2 + FMA
-// (x86-64), 8 floats at a time with masked tails, and aten::permute's 3-channel interleave
-// (contracts in ukernels.h, NnKernels).
+// aten::native_layer_norm, _softmax and gelu rows, hardswish, hardsigmoid, sigmoid and silu,
+// AVX2 + FMA (x86-64), 8 floats at a time with masked tails, and aten::permute's 3-channel
+// interleave (contracts in ukernels.h, NnKernels).
 //   layer_norm  mean and variance in double (4 lanes per half vector), the normalized value
 //               in double, then * w + b in float (the portable kernel: all in double).
 //   softmax     exp_nonpositive (under 2 ulp) of x - max, the sum in float lanes.

@@ -1,8 +1,8 @@
-// aten::native_layer_norm, _softmax and gelu rows, hardswish, hardsigmoid, sigmoid and silu, NEON (arm64), 4
-// floats at a time with scalar tails, and aten::permute's 3-channel interleave. Same arithmetic
-// as nn_f32_avx2.cpp: layer_norm statistics in double, softmax from exp_nonpositive with the
-// portable arithmetic for rows holding a NaN or an infinity, gelu's Phi from the erfc fit
-// (relative error < 1.2e-7).
+// aten::native_layer_norm, _softmax and gelu rows, hardswish, hardsigmoid, sigmoid and silu,
+// NEON (arm64), 4 floats at a time with scalar tails, and aten::permute's 3-channel interleave.
+// Same arithmetic as nn_f32_avx2.cpp: layer_norm statistics in double, softmax from
+// exp_nonpositive with the portable arithmetic for rows holding a NaN or an infinity, gelu's
+// Phi from the erfc fit (relative error < 1.2e-7), sigmoid from exp(-|x|).
 #if defined(__aarch64__)
 
 #include <arm_neon.h>

@@ -249,10 +249,10 @@ void binary_rows(const Tensor& a, const Tensor& b, Tensor& out, const int64_t (*
   });
 }
 
-// Runs rows(r0, r1) over the `rows` rows of `out` (of `inner` elements each), and flat(i0, i1)
-// instead over its elements when `flat`: in parallel for a floating compute type C, whose ops
-// are pure functions of their operands; integer ones may record an error (a division by zero)
-// and stay on the calling thread.
+// Runs rows(r0, r1) over the rows of `out` (a row: its last dim), or flat(i0, i1) over its
+// elements when `flat`: in parallel for a floating compute type C, whose ops are pure functions
+// of their operands; integer ones may record an error (a division by zero) and stay on the
+// calling thread.
 template <typename C, typename Rows, typename Flat>
 void elementwise_loop(KernelContext& ctx, const Tensor& out, bool flat, Rows&& rows, Flat&& flat_range) {
   const int64_t n = out.numel(), inner = out.dim == 0 ? 1 : out.sizes[out.dim - 1];
