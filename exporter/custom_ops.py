@@ -20,6 +20,8 @@ CNN op:
     conv2d_winograd(x, weight, bias, residual, out_channels, stride, padding, dilation, groups,
                     out_min, out_max) -> conv2d_packed of a 3x3 kernel, stride 1, by Winograd
         F(2x2, 3x3): the weight stored transformed (pack_winograd_weight)
+    conv2d_packed.act, conv2d_winograd.act(the same arguments, activation) -> the op's result
+        through an activation: sigmoid, silu, hardsigmoid or hardswish (CONV_ACTIVATIONS)
     max_pool2d_channels_last(x, kernel_size, stride, padding, dilation, ceil_mode)
         -> max_pool2d of a channels-last x (the pooling inside such a chain)
 """
@@ -303,6 +305,53 @@ def _(x, weight, bias, residual, out_channels, stride, padding, dilation, groups
     shape = _conv2d_packed_shape(x, w, out_channels, stride, padding, dilation, groups)
     _check_conv2d_packed(x, w, bias, residual, out_channels, groups, shape)
     return x.new_empty(shape)
+
+
+# ---- pocket::conv2d_packed.act, conv2d_winograd.act: the convolution's result (clamped, when
+# bounded) through an activation, which the kernels apply to each block of output while it is in
+# cache (EfficientNet's and YOLO's conv-BN-SiLU, MobileNetV3's hardswish).
+CONV_ACTIVATIONS = {"sigmoid": torch.sigmoid, "silu": torch.nn.functional.silu,
+                    "hardsigmoid": torch.nn.functional.hardsigmoid, "hardswish": torch.nn.functional.hardswish}
+
+
+def _conv_activation(op: str, activation: str):
+    if activation not in CONV_ACTIVATIONS:
+        raise ValueError(f"{op}.act: activation is {activation!r}, expected one of {', '.join(CONV_ACTIVATIONS)}")
+    return CONV_ACTIVATIONS[activation]
+
+
+@torch.library.custom_op("pocket::conv2d_packed.act", mutates_args=())
+def conv2d_packed_act(x: Tensor, weight: Tensor, bias: Optional[Tensor], residual: Optional[Tensor],
+                      out_channels: int, stride: list[int], padding: list[int], dilation: list[int], groups: int,
+                      out_min: Optional[float], out_max: Optional[float], activation: str) -> Tensor:
+    """activation(conv2d_packed(...)): activation names one of CONV_ACTIVATIONS."""
+    f = _conv_activation("conv2d_packed", activation)
+    return f(conv2d_packed(x, weight, bias, residual, out_channels, stride, padding, dilation, groups, out_min,
+                           out_max))
+
+
+@conv2d_packed_act.register_fake
+def _(x, weight, bias, residual, out_channels, stride, padding, dilation, groups, out_min, out_max, activation):
+    _conv_activation("conv2d_packed", activation)
+    return torch.ops.pocket.conv2d_packed(x, weight, bias, residual, out_channels, stride, padding, dilation,
+                                          groups, out_min, out_max)
+
+
+@torch.library.custom_op("pocket::conv2d_winograd.act", mutates_args=())
+def conv2d_winograd_act(x: Tensor, weight: Tensor, bias: Optional[Tensor], residual: Optional[Tensor],
+                        out_channels: int, stride: list[int], padding: list[int], dilation: list[int], groups: int,
+                        out_min: Optional[float], out_max: Optional[float], activation: str) -> Tensor:
+    """activation(conv2d_winograd(...)): activation names one of CONV_ACTIVATIONS."""
+    f = _conv_activation("conv2d_winograd", activation)
+    return f(conv2d_winograd(x, weight, bias, residual, out_channels, stride, padding, dilation, groups, out_min,
+                             out_max))
+
+
+@conv2d_winograd_act.register_fake
+def _(x, weight, bias, residual, out_channels, stride, padding, dilation, groups, out_min, out_max, activation):
+    _conv_activation("conv2d_winograd", activation)
+    return torch.ops.pocket.conv2d_winograd(x, weight, bias, residual, out_channels, stride, padding, dilation,
+                                            groups, out_min, out_max)
 
 
 @torch.library.custom_op("pocket::max_pool2d_channels_last", mutates_args=())

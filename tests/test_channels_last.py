@@ -215,25 +215,60 @@ class ExcitedBlock(torch.nn.Module):
         return (y - 0.5) * 2 / 3 + 1
 
 
-@pytest.mark.parametrize("acts,whole", [
-    ((torch.nn.functional.hardswish, torch.relu, torch.nn.functional.hardsigmoid),
-     {"aten::hardswish", "aten::hardsigmoid"}),
-    ((torch.nn.functional.silu, torch.nn.functional.silu, torch.sigmoid), {"aten::silu", "aten::sigmoid"}),
+@pytest.mark.parametrize("acts,fused", [
+    ((torch.nn.functional.hardswish, torch.relu, torch.nn.functional.hardsigmoid), 3),
+    ((torch.nn.functional.silu, torch.nn.functional.silu, torch.sigmoid), 4),
 ], ids=["mobilenet_v3", "efficientnet"])
-def test_activation_blocks_stay_channels_last(acts, whole):
+def test_activation_blocks_stay_channels_last(acts, fused):
     """hardswish and hardsigmoid (not four ops each), and SiLU (not sigmoid and mul), stay whole
-    ops and, like sigmoid, the broadcast product and the arithmetic with numbers, run on the
-    channels-last values: the only permutes are the chain's entry and exit. Before, every
-    activation left the chain (10 permutes with EfficientNet's)."""
+    ops; each of this block's follows a convolution and becomes its activation
+    (conv2d_packed.act; MobileNetV3's ReLU its clamp). The broadcast product and the arithmetic
+    with numbers run on the channels-last values: the only permutes are the chain's entry and
+    exit. Before, every activation left the chain (10 permutes with EfficientNet's)."""
     torch.manual_seed(0)
     model = ExcitedBlock(*acts).eval()
     torch.nn.init.normal_(model.bn.running_mean)
     x = torch.randn(2, 8, 11, 9) * 3
     program = pocket.export(model, (x,))
     ops = set(ops_of(program))
-    assert whole <= ops
-    assert not ops & {"aten::clamp", "aten::convolution"}
+    assert op_calls(program, "pocket::conv2d_packed.act") == fused
+    assert not ops & {"aten::clamp", "aten::convolution", "aten::hardswish", "aten::hardsigmoid", "aten::silu",
+                      "aten::sigmoid"}
     assert op_calls(program, "aten::permute") == 2
+    assert_matches(program, model, (x,))
+
+
+class Activations(torch.nn.Module):
+    """Activations that fuse into the convolution before them (its only reader: also a Winograd
+    one, and one with a residual sum fused first) and activations that cannot: of a convolution
+    read twice, of a product, and of a convolution whose result is also a method output."""
+
+    def __init__(self):
+        super().__init__()
+        self.a = torch.nn.Conv2d(3, 24, 3, padding=1)
+        self.wino = torch.nn.Conv2d(24, 24, 3, padding=1)  # enough channels for Winograd
+        self.b = torch.nn.Conv2d(24, 24, 1)
+        self.c = torch.nn.Conv2d(24, 24, 1)
+
+    def forward(self, x):
+        y = torch.nn.functional.hardswish(self.a(x))
+        y = torch.nn.functional.silu(self.wino(y))
+        y = torch.sigmoid(self.b(y) + y)  # the residual, then the activation
+        z = self.c(y)
+        u = torch.nn.functional.silu(z) + z  # z read twice
+        v = torch.nn.functional.hardsigmoid(u * 2)
+        w = self.c(v)
+        return torch.nn.functional.silu(w), w
+
+
+def test_activations_fuse_into_the_convolution_before_them():
+    torch.manual_seed(0)
+    model, x = Activations().eval(), torch.randn(2, 3, 13, 10)
+    program = pocket.export(model, (x,))
+    assert op_calls(program, "pocket::conv2d_packed.act") == 2
+    assert op_calls(program, "pocket::conv2d_winograd.act") == 1
+    assert op_calls(program, "aten::silu") == 2 and op_calls(program, "aten::hardsigmoid") == 1
+    assert "aten::sigmoid" not in ops_of(program) and "aten::hardswish" not in ops_of(program)
     assert_matches(program, model, (x,))
 
 

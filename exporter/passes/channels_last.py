@@ -17,7 +17,10 @@ output).
 Then the epilogues fuse: a residual add whose one operand is a conv2d_packed or
 conv2d_q8_channels_last (its only user, no clamp yet) becomes that convolution's `residual`
 argument, and a ReLU / ReLU6 / clamp that is the sum's only user becomes its out_min /
-out_max (ResNet's relu(conv(y) + x)).
+out_max (ResNet's relu(conv(y) + x)). A SiLU, sigmoid, hardswish or hardsigmoid whose input is
+a conv2d_packed or conv2d_winograd that nothing else reads becomes the activation of that
+convolution's `.act` overload (conv-BN-SiLU of EfficientNet and YOLO, MobileNetV3's hardswish),
+which the kernels apply to each block of output while it is in cache.
 
 Last, int8 between int8 convolutions: a conv2d_q8_channels_last whose every user is a
 conv2d_q8_channels_last reading it as x, all with the same x_scale and x_zero_point, gives them
@@ -41,6 +44,9 @@ TO_NHWC, TO_NCHW = [0, 2, 3, 1], [0, 3, 1, 2]
 UNARY = (aten.relu.default, aten.hardtanh.default, aten.clamp.default, aten.hardswish.default,
          aten.hardsigmoid.default, aten.silu.default, aten.sigmoid.default)
 BINARY = (aten.add.Tensor, aten.sub.Tensor, aten.mul.Tensor, aten.div.Tensor)
+# activations a convolution's .act overload applies, by the name it takes
+ACTIVATIONS = {aten.silu.default: "silu", aten.sigmoid.default: "sigmoid", aten.hardswish.default: "hardswish",
+               aten.hardsigmoid.default: "hardsigmoid"}
 
 
 def channels_last(mg) -> int:
@@ -121,6 +127,7 @@ def channels_last(mg) -> int:
     for node in pools:
         graph.erase_node(node)
     _fuse_residuals(mg)
+    _fuse_activations(mg)
     _int8_edges(mg)
     return converted
 
@@ -272,6 +279,24 @@ def _fuse_residuals(mg) -> None:
         if act is not add:
             graph.erase_node(act)
         graph.erase_node(add)
+        graph.erase_node(conv)
+
+
+def _fuse_activations(mg) -> None:
+    graph = mg.graph
+    act_overload = {torch.ops.pocket.conv2d_packed.default: torch.ops.pocket.conv2d_packed.act,
+                    torch.ops.pocket.conv2d_winograd.default: torch.ops.pocket.conv2d_winograd.act}
+    for node in list(graph.nodes):
+        if node.op != "call_function" or node.target not in ACTIVATIONS or node.kwargs:
+            continue
+        conv = node.args[0]
+        if conv.target not in act_overload or len(conv.users) != 1 or conv in mg.outputs:
+            continue
+        with graph.inserting_before(node):
+            new = _call(graph, act_overload[conv.target], (*conv.args, ACTIVATIONS[node.target]), conv.meta,
+                        node.meta["val"])
+        mg.replace_uses(node, new)
+        graph.erase_node(node)
         graph.erase_node(conv)
 
 

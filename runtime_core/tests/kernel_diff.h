@@ -74,6 +74,13 @@ struct Args {
     v.b = b;
     return add(v);
   }
+  Value* text(const char* s) {  // a string argument (s outlives the call: a literal)
+    Value v;
+    v.tag = Value::Tag::String;
+    v.str.data = s;
+    v.str.size = std::strlen(s);
+    return add(v);
+  }
   Value* ints(std::vector<int64_t> items) {
     std::vector<uint32_t> idx;
     for (int64_t i : items) idx.push_back(static_cast<uint32_t>(integer(i) - table.data()));
@@ -106,6 +113,13 @@ struct Args {
   Value* output(int64_t numel) { return floats({numel}, std::vector<float>(numel, NAN)); }
   Value* output_q8(int64_t numel) { return tensor(ScalarType::Int8, {numel}, std::vector<int8_t>(numel, -99)); }
 };
+
+// The portable kernel of `name` ("pocket::conv2d_packed"); aborts when there is none.
+inline KernelFn portable_kernel(const char* name) {
+  for (const KernelEntry& e : portable_kernels())
+    if (std::strcmp(e.name, name) == 0) return e.fn;
+  std::abort();
+}
 
 inline std::vector<float> random_floats(size_t n, float scale = 1.0f) {
   std::vector<float> v(n);
@@ -209,7 +223,9 @@ void test_permute(KernelFn portable, KernelFn fast, const char* set);
 void test_linear_q(KernelFn portable, KernelFn fast, const char* set);
 void test_linear_q_packed(KernelFn portable, KernelFn fast, const char* set);
 void test_conv2d_packed(KernelFn portable, KernelFn fast, const char* set);
+void test_conv2d_packed_act(KernelFn portable, KernelFn fast, const char* set);
 void test_conv2d_winograd(KernelFn portable, KernelFn fast, const char* set);
+void test_conv2d_winograd_act(KernelFn portable, KernelFn fast, const char* set);
 void test_max_pool_channels_last(KernelFn portable, KernelFn fast, const char* set);
 void test_conv_q8(const char* op, KernelFn portable, KernelFn fast, const char* set);
 

@@ -22,7 +22,15 @@ std::vector<float> pack_conv_f32(const std::vector<float>& w, const ConvCase& c)
   return out;
 }
 
-void test_conv2d_packed(KernelFn portable, KernelFn fast, const char* set) {
+// The .act overloads' activations, one per case in turn. The optimized kernels apply them to
+// the sums they have just stored: within the bound of the plain op's result (tol · (|y| + mag))
+// times the activations' steepest slope (1.5: hardswish at 3), plus the activation's own few
+// ulp, which tol · |result| covers. So their magnitude bound is 3 · mag.
+const char* const kConvActivations[] = {"silu", "sigmoid", "hardswish", "hardsigmoid"};
+constexpr float kActivationMag = 3.0f;
+
+// act: test pocket::conv2d_packed.act (portable is that op's; plain is conv2d_packed's).
+void conv2d_packed_cases(KernelFn portable, KernelFn plain, KernelFn fast, const char* set, bool act) {
   const std::vector<ConvCase> cases = {
       {1, 3, 21, 9, 7, 3, 2, 1, 1},   {2, 17, 40, 5, 6, 1, 1, 0, 1},  {1, 5, 16, 13, 13, 5, 3, 2, 1, 2},
       {1, 8, 33, 11, 9, 1, 2, 0, 1},  {1, 3, 2, 3, 5, 3, 1, 3, 1},    {1, 3, 16, 23, 19, 7, 2, 3, 1},
@@ -59,12 +67,16 @@ void test_conv2d_packed(KernelFn portable, KernelFn fast, const char* set) {
     auto r = random_floats(out_n);
     const double* bound = bounds[i % 4];
     const bool bias = i % 3 != 0, residual = i % 2 == 1;
+    const char* activation = act ? kConvActivations[i % 4] : nullptr;
     ++i;
-    char what[160];
-    std::snprintf(what, sizeof what, "[%s] pocket::conv2d_packed x[%lld,%lld,%lld,%lld] k%lld s%lld p%lld d%lld g%lld",
-                  set, (long long)c.batch, (long long)c.h, (long long)c.w, (long long)c.c_in, (long long)c.k,
-                  (long long)c.stride, (long long)c.pad, (long long)c.dil, (long long)c.groups);
-    auto args = [&](Args& a, bool absolute, bool clamp) {
+    char what[200];
+    std::snprintf(what, sizeof what,
+                  "[%s] pocket::conv2d_packed%s%s x[%lld,%lld,%lld,%lld] k%lld s%lld p%lld d%lld g%lld", set,
+                  act ? ".act " : "", act ? activation : "", (long long)c.batch, (long long)c.h, (long long)c.w,
+                  (long long)c.c_in, (long long)c.k, (long long)c.stride, (long long)c.pad, (long long)c.dil,
+                  (long long)c.groups);
+    // with_act: the .act overload's arguments (else the plain op's, for the bound)
+    auto args = [&](Args& a, bool absolute, bool clamp, bool with_act) {
       a.ptrs = {a.floats({c.batch, c.h, c.w, c.c_in}, absolute ? abs_of(x) : x),
                 c.groups > 1 ? a.floats({c.k, c.k, c.c_out}, absolute ? abs_of(w) : w)
                              : a.floats({(c.c_out + 15) / 16, c.k, c.k, c.c_in, 16}, absolute ? abs_of(w) : w),
@@ -72,19 +84,31 @@ void test_conv2d_packed(KernelFn portable, KernelFn fast, const char* set) {
                 residual ? a.floats({c.batch, oh, ow, c.c_out}, absolute ? abs_of(r) : r) : a.none(),
                 a.integer(c.c_out), a.ints({c.stride, c.stride}), a.ints({c.pad, c.pad}), a.ints({c.dil, c.dil}),
                 a.integer(c.groups), clamp && !std::isinf(bound[0]) ? a.real(bound[0]) : a.none(),
-                clamp && !std::isinf(bound[1]) ? a.real(bound[1]) : a.none(), a.output(out_n)};
+                clamp && !std::isinf(bound[1]) ? a.real(bound[1]) : a.none()};
+      if (with_act) a.ptrs.push_back(a.text(activation));
+      a.ptrs.push_back(a.output(out_n));
     };
-    const std::vector<float> want = run(portable, [&](Args& a) { args(a, false, true); }, 1, what);
-    const std::vector<float> mag = run(portable, [&](Args& a) { args(a, true, false); }, 1, what);
-    compare_threads(what, fast, [&](Args& a) { args(a, false, true); }, want, mag, kFloatTol);
+    const std::vector<float> want = run(portable, [&](Args& a) { args(a, false, true, act); }, 1, what);
+    std::vector<float> mag = run(plain, [&](Args& a) { args(a, true, false, false); }, 1, what);
+    if (act)
+      for (float& m : mag) m *= kActivationMag;
+    compare_threads(what, fast, [&](Args& a) { args(a, false, true, act); }, want, mag, kFloatTol);
   }
+}
+
+void test_conv2d_packed(KernelFn portable, KernelFn fast, const char* set) {
+  conv2d_packed_cases(portable, portable, fast, set, false);
+}
+
+void test_conv2d_packed_act(KernelFn portable, KernelFn fast, const char* set) {
+  conv2d_packed_cases(portable, portable_kernel("pocket::conv2d_packed"), fast, set, true);
 }
 
 // pocket::conv2d_winograd: the optimized Winograd F(2x2, 3x3) against the portable one, on
 // odd sizes and channel counts, padding 0 to 2, batches, and images of many chunks. The
 // weight is any (blocks, 4, 4, c_in, 16) tensor. The bound's magnitude follows the algorithm:
 // |A^T| (sum over c of |U| |B^T| |d| |B|) |A| + |bias| + |residual|.
-void test_conv2d_winograd(KernelFn portable, KernelFn fast, const char* set) {
+void conv2d_winograd_cases(KernelFn portable, KernelFn fast, const char* set, bool act) {
   struct WinoCase {
     int64_t batch, c_in, c_out, h, w, pad;
   };
@@ -104,6 +128,7 @@ void test_conv2d_winograd(KernelFn portable, KernelFn fast, const char* set) {
     const auto u = random_floats(blocks * 16 * c.c_in * 16), r = random_floats(out_n);
     const double* bound = bounds[i % 4];
     const bool bias = i % 3 != 1, residual = i % 2 == 0;
+    const char* activation = act ? kConvActivations[i % 4] : nullptr;
     ++i;
     std::vector<float> mag(out_n);
     for (int64_t n = 0; n < c.batch; ++n)
@@ -132,23 +157,33 @@ void test_conv2d_winograd(KernelFn portable, KernelFn fast, const char* set) {
                 }
               }
             }
-            mag[at] = static_cast<float>(sum);
+            mag[at] = static_cast<float>(act ? kActivationMag * sum : sum);
           }
-    char what[160];
-    std::snprintf(what, sizeof what, "[%s] pocket::conv2d_winograd x[%lld,%lld,%lld,%lld] c_out %lld p%lld", set,
-                  (long long)c.batch, (long long)c.h, (long long)c.w, (long long)c.c_in, (long long)c.c_out,
-                  (long long)c.pad);
+    char what[200];
+    std::snprintf(what, sizeof what, "[%s] pocket::conv2d_winograd%s%s x[%lld,%lld,%lld,%lld] c_out %lld p%lld", set,
+                  act ? ".act " : "", act ? activation : "", (long long)c.batch, (long long)c.h, (long long)c.w,
+                  (long long)c.c_in, (long long)c.c_out, (long long)c.pad);
     auto args = [&](Args& a) {
       a.ptrs = {a.floats({c.batch, c.h, c.w, c.c_in}, x), a.floats({blocks, 4, 4, c.c_in, 16}, u),
                 bias ? a.floats({c.c_out}, b) : a.none(),
                 residual ? a.floats({c.batch, oh, ow, c.c_out}, r) : a.none(),
                 a.integer(c.c_out), a.ints({1, 1}), a.ints({c.pad, c.pad}), a.ints({1, 1}), a.integer(1),
                 !std::isinf(bound[0]) ? a.real(bound[0]) : a.none(),
-                !std::isinf(bound[1]) ? a.real(bound[1]) : a.none(), a.output(out_n)};
+                !std::isinf(bound[1]) ? a.real(bound[1]) : a.none()};
+      if (act) a.ptrs.push_back(a.text(activation));
+      a.ptrs.push_back(a.output(out_n));
     };
     const std::vector<float> want = run(portable, args, 1, what);
     compare_threads(what, fast, args, want, mag, kFloatTol);
   }
+}
+
+void test_conv2d_winograd(KernelFn portable, KernelFn fast, const char* set) {
+  conv2d_winograd_cases(portable, fast, set, false);
+}
+
+void test_conv2d_winograd_act(KernelFn portable, KernelFn fast, const char* set) {
+  conv2d_winograd_cases(portable, fast, set, true);
 }
 
 // pocket::max_pool2d_channels_last: a maximum picks one of its inputs, so the results must be

@@ -3,17 +3,18 @@ layout, bias + residual + clamp fused. The portable kernel and every optimized k
 against the eager reference (exporter/custom_ops.py, itself checked against
 torch.nn.functional.conv2d) on odd shapes, strides, padding, dilation, depthwise, 1 and 2
 threads; the pack/unpack helpers; the named errors. pocket::conv2d_winograd (3x3, stride 1,
-by Winograd F(2x2, 3x3)) the same way against torch.nn.functional.conv2d."""
+by Winograd F(2x2, 3x3)) the same way against torch.nn.functional.conv2d. Their .act overloads
+(an activation after the clamp) against the eager reference through torch's activation."""
 
 import pytest
 import torch
-from harness import check, run
+from harness import check, op_of, run
 from test_optimized import SETS
 from test_optimized import run as run_table
 
 from pocket import PocketError
-from pocket.exporter.custom_ops import (pack_conv_weight, pack_winograd_weight, unpack_conv_weight,
-                                        unpack_winograd_weight)
+from pocket.exporter.custom_ops import (CONV_ACTIVATIONS, pack_conv_weight, pack_winograd_weight,
+                                        unpack_conv_weight, unpack_winograd_weight)
 
 OP = "pocket::conv2d_packed"
 CONV_ATOL = 1e-4
@@ -162,6 +163,51 @@ def test_winograd_matches_conv2d(case, opts, table):
     for threads in (1, 2):
         got = run_table(WINO, args, want, table, threads)
         torch.testing.assert_close(got, want, rtol=1e-5, atol=CONV_ATOL)
+
+
+ACTIVATIONS = list(CONV_ACTIVATIONS)  # sigmoid, silu, hardsigmoid, hardswish
+
+
+def activation_cases(cases, shift):
+    """variants() with one activation per case in turn."""
+    for i, (case, opts) in enumerate(variants(cases, shift)):
+        yield case, opts, ACTIVATIONS[i % len(ACTIVATIONS)]
+
+
+@pytest.mark.parametrize("table", ["portable"] + SETS)
+@pytest.mark.parametrize("case,opts,act", list(activation_cases(CASES, 0)) + list(activation_cases(WINO_CASES, 2)))
+def test_activation_overloads_match_eager(case, opts, act, table):
+    """conv2d_packed.act and conv2d_winograd.act: the activation after bias, residual and clamp,
+    on dense, depthwise and Winograd cases, 1 and 2 threads. The optimized kernels apply it to
+    each tile they store; their activation is a few ulp from torch's."""
+    torch.manual_seed(3)
+    wino = len(case) == 3
+    args, want = wino_args(*case, **opts) if wino else case_args(*case, **opts)
+    op = (WINO if wino else OP) + ".act"
+    args, want = [*args, act], CONV_ACTIVATIONS[act](want)
+    torch.testing.assert_close(op_of(op)(*args), want, rtol=1e-5, atol=CONV_ATOL)
+    for threads in (1, 2):
+        got = run_table(op, args, want, table, threads)
+        torch.testing.assert_close(got, want, rtol=1e-5, atol=CONV_ATOL)
+
+
+@pytest.mark.parametrize("table", ["portable"] + SETS)
+@pytest.mark.parametrize("act", ACTIVATIONS)
+def test_activation_keeps_nan(table, act):
+    args, want = case_args((1, 4, 6, 6), 20, (1, 1), (1, 1), (0, 0), (1, 1), False)
+    args[0][0, 2, 2, 1] = float("nan")
+    got = run_table(OP + ".act", [*args, act], want, table)
+    assert torch.isnan(got[0, 2, 2]).all() and not torch.isnan(got[0, 0, 0]).any()
+
+
+def test_activation_bad_name_gives_named_errors():
+    args, want = case_args((1, 3, 8, 8), 20, (3, 3), (1, 1), (1, 1), (1, 1), False)
+    for op, a in ((OP, args), (WINO, wino_args((1, 3, 8, 8), 20, (1, 1))[0])):
+        with pytest.raises(PocketError, match=op.split("::")[1] + r"\.act: activation is 'gelu', expected sigmoid, "
+                           "silu, hardsigmoid or hardswish"):
+            run(op + ".act", [*a, "gelu"], want)
+        with pytest.raises(ValueError, match=r"\.act: activation is 'gelu', expected one of sigmoid, silu"):
+            op_of(op + ".act")(*a, "gelu")
 
 
 def test_winograd_weight_round_trips():

@@ -211,6 +211,15 @@ def conv2d_winograd_cases():
                 torch.randn(y.shape) if p != 0 else None, cout, [1, 1], [p, p], [1, 1], 1, None, None], y)
 
 
+def conv_activation_cases(cases):
+    """The .act overloads: each case of the plain op with one activation in turn."""
+    from pocket.exporter.custom_ops import CONV_ACTIVATIONS
+
+    names = list(CONV_ACTIVATIONS)
+    for i, (args, like) in enumerate(cases()):
+        yield [*args, names[i % len(names)]], like
+
+
 def winograd_magnitude(args):
     """What bounds conv2d_winograd's rounding, per output: |A^T| (sum over input channels of
     |U| |B^T| |d| |B|) |A| + |bias| + |residual| (d: each 2x2 tile's 4x4 input pixels)."""
@@ -486,7 +495,9 @@ CASES = {
     "aten::convolution": convolution_cases,
     "pocket::conv2d_q8": conv2d_q8_cases,
     "pocket::conv2d_packed": conv2d_packed_cases,
+    "pocket::conv2d_packed.act": lambda: conv_activation_cases(conv2d_packed_cases),
     "pocket::conv2d_winograd": conv2d_winograd_cases,
+    "pocket::conv2d_winograd.act": lambda: conv_activation_cases(conv2d_winograd_cases),
     "pocket::max_pool2d_channels_last": max_pool_channels_last_cases,
     "pocket::convolution_clamp": convolution_clamp_cases,
     "pocket::conv2d_q8_packed": conv2d_q8_packed_cases,
@@ -553,6 +564,13 @@ def test_optimized_matches_portable(op, table):
                 assert torch.equal(run(op, args, like, table, threads), like)
         elif op == "pocket::conv2d_winograd":
             check(op, args, like, table, winograd_magnitude(args), 1e-5)
+        elif op in ("pocket::conv2d_packed.act", "pocket::conv2d_winograd.act"):
+            # the plain op's bound through the activations' steepest slope (1.5, hardswish's at 3),
+            # twice: the sum's own error is within tol · (|sum| + magnitude) <= 2 tol · magnitude
+            plain = op.removesuffix(".act")
+            mag = (winograd_magnitude(args) if plain == "pocket::conv2d_winograd"
+                   else run(plain, absolute(args[:-1]), like))
+            check(op, args, like, table, 3 * mag, 1e-5)
         elif op == "aten::native_layer_norm":
             check_layer_norm(args, like, table)
         elif op == "aten::_softmax":  # exp within 2 ulp, float sums; 1e-38 where portable has ~0

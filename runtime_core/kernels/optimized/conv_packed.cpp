@@ -13,6 +13,9 @@
 //       row (k_w pixels are contiguous in x and in the panel: fewer, longer runs): no im2col,
 //       no packing, no case for the borders; bias, residual and clamp are the tile's
 //       epilogue.
+//   The .act overloads' activation (silu, sigmoid, hardswish, hardsigmoid: the nn kernel
+//   set's) runs over each tile call's output right after it, while that is in L1: the
+//   activation costs its arithmetic, not another pass through memory.
 //   depthwise: one output row per task, channels across vector lanes (kernels up to 16 rows
 //       high; taller ones run the portable kernel).
 // And of pocket::conv2d_winograd (3x3, stride 1, groups 1, the weight transformed at export):
@@ -31,6 +34,20 @@ namespace {
 
 constexpr const char* kOp = "conv2d_packed";
 constexpr int64_t kSmallWeightBytes = 16 * 1024;  // packed weights that stay in L1
+
+// The .act overloads' activation, in place over `rows` rows of `cols` floats `ldy` apart; a no-op
+// for the plain ops.
+struct Activation {
+  ConvActivation act;
+  void (*fn)(ConvActivation act, float* y, int64_t ldy, int64_t rows, int64_t cols) = nullptr;
+
+  Activation(ConvActivation a, const NnKernels* k) : act(a) {
+    if (k != nullptr && act != ConvActivation::None) fn = k->activate_rows;
+  }
+  void operator()(float* y, int64_t ldy, int64_t rows, int64_t cols) const {
+    if (fn != nullptr) fn(act, y, ldy, rows, cols);
+  }
+};
 
 // The input with the convolution's zero padding around it, when it has any: batch items of
 // hp x wp pixels (the padded plane), so that every tap of every output position is a pixel
@@ -135,7 +152,7 @@ struct UnitOrder {
   }
 };
 
-Error dense(KernelContext& ctx, const ConvPackedArgs& a, const ConvF32Kernels& k) {
+Error dense(KernelContext& ctx, const ConvPackedArgs& a, const ConvF32Kernels& k, const Activation& act) {
   // Rows per tile: the alternative tiles when their last tile of a plane computes fewer
   // positions past it (8 x 6 + 1 for 7x7: 7 rows wasted; 7 x 7: none).
   const int64_t P = a.out_plane();
@@ -207,6 +224,7 @@ Error dense(KernelContext& ctx, const ConvPackedArgs& a, const ConvF32Kernels& k
       t.rows_n = static_cast<int>(std::min<int64_t>(mr, P - p0 - (run - 1) * mr));
       t.cols_n = static_cast<int>(std::min<int64_t>(fn.nr, a.c_out - c0));
       fn.fn(t);
+      act(t.y, a.c_out, (run - 1) * mr + t.rows_n, t.cols_n);
       u += run;
       o.advance(run);
     }
@@ -229,7 +247,7 @@ constexpr int kWinoTerms = 16;
 constexpr float kZeroBias[4 * kConvPackLanes] = {};  // the products' bias (a tile's nr at most)
 constexpr int64_t kWinoScratchBytes = 128 * 1024;  // a chunk's V and M
 
-Error winograd(KernelContext& ctx, const ConvPackedArgs& a, const ConvF32Kernels& k) {
+Error winograd(KernelContext& ctx, const ConvPackedArgs& a, const ConvF32Kernels& k, const Activation& act) {
   const int mr = k.tiles[0].mr;
   const int64_t blocks = a.blocks(), per_group = k.tiles[1].nr / kConvPackLanes;
   const int64_t cin = a.c_in, ldm = blocks * kConvPackLanes;
@@ -333,6 +351,8 @@ Error winograd(KernelContext& ctx, const ConvPackedArgs& a, const ConvF32Kernels
           }
         out.m = m + t * ldm + c0;
         k.wino_out(out);
+        for (float* y : out.y)
+          if (y != nullptr) act(y, out.c, 1, out.c);
       });
     }
   };
@@ -342,7 +362,7 @@ Error winograd(KernelContext& ctx, const ConvPackedArgs& a, const ConvF32Kernels
   return Error::Ok;
 }
 
-Error depthwise(KernelContext& ctx, const ConvPackedArgs& a, const ConvF32Kernels& k) {
+Error depthwise(KernelContext& ctx, const ConvPackedArgs& a, const ConvF32Kernels& k, const Activation& act) {
   const float* bias = a.bias;
   if (bias == nullptr) {
     float* z = nullptr;
@@ -365,6 +385,7 @@ Error depthwise(KernelContext& ctx, const ConvPackedArgs& a, const ConvF32Kernel
       r.res = a.res != nullptr ? a.res + i * row : nullptr;
       r.y = a.y + i * row;
       k.dw_row(r);
+      act(r.y, row, 1, row);
     }
   });
   return Error::Ok;
@@ -372,21 +393,21 @@ Error depthwise(KernelContext& ctx, const ConvPackedArgs& a, const ConvF32Kernel
 
 }  // namespace
 
-Error conv2d_packed_with(KernelContext& ctx, Value** args, const ConvF32Kernels& k) {
+Error conv2d_packed_with(KernelContext& ctx, Value** args, const ConvF32Kernels& k, const NnKernels* act) {
   ConvPackedArgs a;
-  Error e = prepare_conv2d_packed(ctx, args, &a);
+  Error e = prepare_conv2d_packed(ctx, args, &a, false, act != nullptr);
   if (e != Error::Ok) return e;
-  if (!a.depthwise()) return dense(ctx, a, k);
-  if (a.k[0] <= kRowFnMaxRows) return depthwise(ctx, a, k);
-  conv2d_packed_portable(ctx, a);
+  if (!a.depthwise()) return dense(ctx, a, k, Activation(a.act, act));
+  if (a.k[0] <= kRowFnMaxRows) return depthwise(ctx, a, k, Activation(a.act, act));
+  conv2d_packed_portable(ctx, a);  // its own (scalar) activation
   return Error::Ok;
 }
 
-Error conv2d_winograd_with(KernelContext& ctx, Value** args, const ConvF32Kernels& k) {
+Error conv2d_winograd_with(KernelContext& ctx, Value** args, const ConvF32Kernels& k, const NnKernels* act) {
   ConvPackedArgs a;
-  Error e = prepare_conv2d_packed(ctx, args, &a, true);
+  Error e = prepare_conv2d_packed(ctx, args, &a, true, act != nullptr);
   if (e != Error::Ok) return e;
-  return winograd(ctx, a, k);
+  return winograd(ctx, a, k, Activation(a.act, act));
 }
 
 Error max_pool2d_channels_last_with(KernelContext& ctx, Value** args, const ConvF32Kernels& k) {

@@ -170,23 +170,36 @@ POCKET_TARGET void gelu_range_avx2(const float* x, float* y, int64_t i0, int64_t
 
 // ---- hardswish, hardsigmoid: relu6(x + 3) as max(0, r) then min(6, .); maxps and minps return
 // their second operand when one is a NaN, so a NaN passes as through the portable comparisons.
+POCKET_TARGET inline __m256 hard8(__m256 v, bool swish) {
+  const __m256 six = _mm256_set1_ps(6.0f);
+  const __m256 r = _mm256_min_ps(six, _mm256_max_ps(_mm256_setzero_ps(), _mm256_add_ps(v, _mm256_set1_ps(3.0f))));
+  return _mm256_div_ps(swish ? _mm256_mul_ps(v, r) : r, six);
+}
+
 POCKET_TARGET void hard_range_avx2(const float* x, float* y, int64_t i0, int64_t i1, bool swish) {
-  const __m256 three = _mm256_set1_ps(3.0f), six = _mm256_set1_ps(6.0f), zero = _mm256_setzero_ps();
-  for (int64_t i = i0; i < i1; i += 8) {
-    const __m256 v = masked_load(x + i, i1 - i);
-    const __m256 r = _mm256_min_ps(six, _mm256_max_ps(zero, _mm256_add_ps(v, three)));
-    masked_store(y + i, i1 - i, _mm256_div_ps(swish ? _mm256_mul_ps(v, r) : r, six));
-  }
+  for (int64_t i = i0; i < i1; i += 8) masked_store(y + i, i1 - i, hard8(masked_load(x + i, i1 - i), swish));
 }
 
 // ---- sigmoid, silu: sigmoid() above, and x · sigmoid(x). sigmoid() alone would make a NaN 0 or
 // 1; the product keeps it.
+POCKET_TARGET inline __m256 logistic8(__m256 v, bool silu) {
+  const __m256 s = sigmoid(v);
+  return silu ? _mm256_mul_ps(v, s) : _mm256_blendv_ps(s, v, _mm256_cmp_ps(v, v, _CMP_UNORD_Q));
+}
+
 POCKET_TARGET void logistic_range_avx2(const float* x, float* y, int64_t i0, int64_t i1, bool silu) {
-  for (int64_t i = i0; i < i1; i += 8) {
-    const __m256 v = masked_load(x + i, i1 - i);
-    const __m256 s = sigmoid(v);
-    masked_store(y + i, i1 - i, silu ? _mm256_mul_ps(v, s) : _mm256_blendv_ps(s, v, _mm256_cmp_ps(v, v, _CMP_UNORD_Q)));
-  }
+  for (int64_t i = i0; i < i1; i += 8) masked_store(y + i, i1 - i, logistic8(masked_load(x + i, i1 - i), silu));
+}
+
+// ---- the activation of a convolution's tile, in place (one branch per vector: predicted).
+POCKET_TARGET void activate_rows_avx2(ConvActivation act, float* y, int64_t ldy, int64_t rows, int64_t cols) {
+  const bool logistic = act == ConvActivation::Sigmoid || act == ConvActivation::Silu;
+  const bool flag = act == ConvActivation::Silu || act == ConvActivation::Hardswish;
+  for (int64_t r = 0; r < rows; ++r, y += ldy)
+    for (int64_t i = 0; i < cols; i += 8) {
+      const __m256 v = masked_load(y + i, cols - i);
+      masked_store(y + i, cols - i, logistic ? logistic8(v, flag) : hard8(v, flag));
+    }
 }
 
 // ---- interleave3: 8 pixels at a time. Each channel's 8 values are permuted so that every
@@ -239,7 +252,7 @@ POCKET_TARGET void transpose8_avx2(const uint32_t* s, int64_t s_stride, uint32_t
 }  // namespace
 
 extern const NnKernels kNnF32Avx2 = {layer_norm_rows_avx2, softmax_rows_avx2, gelu_range_avx2, interleave3_avx2,
-                                     transpose8_avx2, hard_range_avx2, logistic_range_avx2};
+                                     transpose8_avx2, hard_range_avx2, logistic_range_avx2, activate_rows_avx2};
 
 }  // namespace detail
 }  // namespace pocket

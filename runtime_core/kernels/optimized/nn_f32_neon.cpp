@@ -185,11 +185,21 @@ void hard_range_neon(const float* x, float* y, int64_t i0, int64_t i1, bool swis
 
 // ---- sigmoid, silu: sigmoid() above, and x · sigmoid(x). sigmoid() alone would make a NaN 1;
 // the product keeps it.
+inline float32x4_t logistic4(float32x4_t v, bool silu) {
+  const float32x4_t s = sigmoid(v);
+  return silu ? vmulq_f32(v, s) : vbslq_f32(vceqq_f32(v, v), s, v);
+}
+
 void logistic_range_neon(const float* x, float* y, int64_t i0, int64_t i1, bool silu) {
-  map4(x, y, i0, i1, [silu](float32x4_t v) {
-    const float32x4_t s = sigmoid(v);
-    return silu ? vmulq_f32(v, s) : vbslq_f32(vceqq_f32(v, v), s, v);
-  });
+  map4(x, y, i0, i1, [silu](float32x4_t v) { return logistic4(v, silu); });
+}
+
+// ---- the activation of a convolution's tile, in place.
+void activate_rows_neon(ConvActivation act, float* y, int64_t ldy, int64_t rows, int64_t cols) {
+  const bool logistic = act == ConvActivation::Sigmoid || act == ConvActivation::Silu;
+  const bool flag = act == ConvActivation::Silu || act == ConvActivation::Hardswish;
+  for (int64_t r = 0; r < rows; ++r, y += ldy)
+    map4(y, y, 0, cols, [=](float32x4_t v) { return logistic ? logistic4(v, flag) : hard4(v, flag); });
 }
 
 // interleave3: 4 pixels at a time through ST3, the rest one by one.
@@ -230,7 +240,7 @@ void transpose8_neon(const uint32_t* s, int64_t s_stride, uint32_t* d, int64_t d
 }  // namespace
 
 extern const NnKernels kNnF32Neon = {layer_norm_rows_neon, softmax_rows_neon, gelu_range_neon, interleave3_neon,
-                                     transpose8_neon, hard_range_neon, logistic_range_neon};
+                                     transpose8_neon, hard_range_neon, logistic_range_neon, activate_rows_neon};
 
 }  // namespace detail
 }  // namespace pocket

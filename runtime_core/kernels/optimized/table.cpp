@@ -2,7 +2,8 @@
 // (gemm.cpp, conv.cpp, linear_q.cpp, sdpa.cpp) bound to the best microkernels of a set:
 //
 // (convolution_clamp: the conv kernel of the set, then a clamp; conv2d_packed and
-// conv2d_winograd: conv f32 of the set's gemm column (avx2, avx512, neon); linear_q_packed:
+// conv2d_winograd: conv f32 of the set's gemm column (avx2, avx512, neon), their .act
+// overloads' activation from nn f32 (below); linear_q_packed:
 // the linear_qp tile of the set's i8 column: avx2 in avx2/avx512, avxvnni, avx512vnni, neon, neondot; neoni8mm:
 // neondot's, with SMMLA for tiles of several rows.)
 // (native_layer_norm, _softmax, gelu, hardswish, hardsigmoid, sigmoid, silu, permute's 3-channel
@@ -75,11 +76,19 @@ Error conv2d_q8_cl_k(KernelContext& c, Value** a) {
 }
 template <const ConvF32Kernels& C>
 Error conv2d_packed_k(KernelContext& c, Value** a) {
-  return conv2d_packed_with(c, a, C);
+  return conv2d_packed_with(c, a, C, nullptr);
+}
+template <const ConvF32Kernels& C, const NnKernels& N>
+Error conv2d_packed_act_k(KernelContext& c, Value** a) {
+  return conv2d_packed_with(c, a, C, &N);
 }
 template <const ConvF32Kernels& C>
 Error conv2d_winograd_k(KernelContext& c, Value** a) {
-  return conv2d_winograd_with(c, a, C);
+  return conv2d_winograd_with(c, a, C, nullptr);
+}
+template <const ConvF32Kernels& C, const NnKernels& N>
+Error conv2d_winograd_act_k(KernelContext& c, Value** a) {
+  return conv2d_winograd_with(c, a, C, &N);
 }
 template <const ConvF32Kernels& C>
 Error max_pool_cl_k(KernelContext& c, Value** a) {
@@ -133,7 +142,9 @@ Error permute_k(KernelContext& c, Value** a) {
         {"pocket::conv2d_q8", conv2d_q8_k<Q, D>}, {"pocket::conv2d_q8_packed", conv2d_q8_packed_k<Q, D>}, \
         {"pocket::conv2d_q8_channels_last", conv2d_q8_cl_k<Q, C>},                                 \
         {"pocket::conv2d_packed", conv2d_packed_k<C>},                                           \
+        {"pocket::conv2d_packed.act", conv2d_packed_act_k<C, N>},                                \
         {"pocket::conv2d_winograd", conv2d_winograd_k<C>},                                       \
+        {"pocket::conv2d_winograd.act", conv2d_winograd_act_k<C, N>},                            \
         {"pocket::max_pool2d_channels_last", max_pool_cl_k<C>},                                  \
         {"pocket::convolution_clamp", conv_clamp_k<G, D>},                                       \
         {"pocket::linear_q", linear_q_k<G, F, I>}, {"pocket::linear_q_packed", linear_q_packed_k<I>}, \

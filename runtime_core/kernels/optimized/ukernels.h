@@ -482,6 +482,9 @@ struct NnKernels {
   void (*hard)(const float* x, float* y, int64_t i0, int64_t i1, bool swish);
   // Elements [i0, i1) of silu (x · sigmoid(x)) or sigmoid.
   void (*logistic)(const float* x, float* y, int64_t i0, int64_t i1, bool silu);
+  // The .act overloads of conv2d_packed: act (hard or logistic above) in place over `rows` rows
+  // of `cols` floats, `ldy` apart (a tile's output).
+  void (*activate_rows)(ConvActivation act, float* y, int64_t ldy, int64_t rows, int64_t cols);
 };
 
 // ---- the microkernels of each ISA (defined in the ISA files; x86-64 or arm64 only)
@@ -569,8 +572,10 @@ Error sdpa_with(KernelContext& ctx, Value** args, SdpaRowsFn rows, SdpaRowsHalfF
 Error conv2d_q8_with(KernelContext& ctx, Value** args, const ConvQ8Kernels& k, DwConv3x3Fn dw);
 Error conv2d_q8_packed_with(KernelContext& ctx, Value** args, const ConvQ8Kernels& k, DwConv3x3Fn dw);
 Error conv2d_q8_channels_last_with(KernelContext& ctx, Value** args, const ConvQ8Kernels& k, const ConvF32Kernels& f);
-Error conv2d_packed_with(KernelContext& ctx, Value** args, const ConvF32Kernels& k);
-Error conv2d_winograd_with(KernelContext& ctx, Value** args, const ConvF32Kernels& k);
+// act: null for conv2d_packed / conv2d_winograd; for their .act overloads, the kernels of the
+// activation, applied to each block of output the tiles have just stored (still in cache).
+Error conv2d_packed_with(KernelContext& ctx, Value** args, const ConvF32Kernels& k, const NnKernels* act);
+Error conv2d_winograd_with(KernelContext& ctx, Value** args, const ConvF32Kernels& k, const NnKernels* act);
 Error max_pool2d_channels_last_with(KernelContext& ctx, Value** args, const ConvF32Kernels& k);
 Error rms_norm_with_kernels(KernelContext& ctx, Value** args, const LlmKernels& k);
 Error rope_with_kernels(KernelContext& ctx, Value** args, const LlmKernels& k);

@@ -1,13 +1,16 @@
 // pocket::conv2d_packed(Tensor x, Tensor weight, Tensor? bias, Tensor? residual, int out_channels, int[] stride, int[] padding, int[] dilation, int groups, float? out_min, float? out_max) -> Tensor
 // pocket::conv2d_winograd(the same arguments) -> Tensor
+// pocket::conv2d_packed.act, conv2d_winograd.act(the same arguments, str activation) -> Tensor
 //
 // 2d convolution of channels-last float32 tensors with the weight stored in the optimized
 // kernels' layout (parts.h, ConvPackedArgs): x (B, H, W, Cin) -> y (B, OH, OW, Cout) =
-// clamp(conv(x, w) + bias + residual, out_min, out_max). groups is 1 or, depthwise, equal to
+// clamp(conv(x, w) + bias + residual, out_min, out_max), then for the .act overloads the
+// activation (sigmoid, silu, hardsigmoid or hardswish). groups is 1 or, depthwise, equal to
 // Cin and Cout. The exporter (passes/channels_last.py) writes it for the convolutions of a
 // channels-last chain. This kernel is the reference the optimized one (kernels/optimized/
 // conv_packed.cpp) is tested against: plain loops over output rows, split over the threads.
 #include <algorithm>
+#include <cstring>
 
 #include "parallel_util.h"
 #include "parts.h"
@@ -70,13 +73,33 @@ Error check_weight(KernelContext& ctx, const Tensor& w, ConvPackedArgs* a) {
   return Error::Ok;
 }
 
-Error parse(KernelContext& ctx, Value** args, ConvPackedArgs* a) {
+Error read_activation(KernelContext& ctx, const ConvPackedArgs& a, const Value& v, ConvActivation* act) {
+  static constexpr struct {
+    const char* name;
+    ConvActivation act;
+  } kNames[] = {{"sigmoid", ConvActivation::Sigmoid},
+                {"silu", ConvActivation::Silu},
+                {"hardsigmoid", ConvActivation::Hardsigmoid},
+                {"hardswish", ConvActivation::Hardswish}};
+  for (const auto& n : kNames)
+    if (v.str.size == std::strlen(n.name) && std::memcmp(v.str.data, n.name, v.str.size) == 0) {
+      *act = n.act;
+      return Error::Ok;
+    }
+  return ctx.fail(Error::InvalidArgument,
+                  "%s.act: activation is '%.*s', expected sigmoid, silu, hardsigmoid or hardswish", op_name(a),
+                  static_cast<int>(std::min<size_t>(v.str.size, 64)), v.str.data);
+}
+
+// out: the output's index in args (after the .act overload's activation name).
+Error parse(KernelContext& ctx, Value** args, int out, ConvPackedArgs* a) {
   const char* const kOp = op_name(*a);
   const Tensor& x = args[0]->tensor;
   const Tensor& w = args[1]->tensor;
   Error e = expect_dtype(ctx, kOp, "x", x, ScalarType::Float32);
   if (e == Error::Ok) e = expect_dtype(ctx, kOp, "weight", w, ScalarType::Float32);
-  if (e == Error::Ok) e = expect_dtype(ctx, kOp, "output", args[11]->tensor, ScalarType::Float32);
+  if (e == Error::Ok) e = expect_dtype(ctx, kOp, "output", args[out]->tensor, ScalarType::Float32);
+  if (e == Error::Ok && out == 12) e = read_activation(ctx, *a, *args[11], &a->act);
   if (e != Error::Ok) return e;
   if (x.dim != 4) {
     char s[128];
@@ -162,12 +185,13 @@ void depthwise_row(const ConvPackedArgs& a, int64_t n, int64_t oy, float* y) {
 
 }  // namespace
 
-Error prepare_conv2d_packed(KernelContext& ctx, Value** args, ConvPackedArgs* a, bool winograd) {
+Error prepare_conv2d_packed(KernelContext& ctx, Value** args, ConvPackedArgs* a, bool winograd, bool activation) {
   a->winograd = winograd;
   const char* const kOp = op_name(*a);
-  Error e = parse(ctx, args, a);
+  const int out_index = activation ? 12 : 11;
+  Error e = parse(ctx, args, out_index, a);
   if (e != Error::Ok) return e;
-  Tensor& out = args[11]->tensor;
+  Tensor& out = args[out_index]->tensor;
   const int64_t sizes[4] = {a->batch, a->out[0], a->out[1], a->c_out};
   if (!args[3]->is_none()) {
     const Tensor& r = args[3]->tensor;
@@ -204,7 +228,7 @@ void conv2d_packed_portable(KernelContext& ctx, const ConvPackedArgs& a) {
         float v = y[i];
         if (a.bias != nullptr) v += a.bias[i % a.c_out];
         if (a.res != nullptr) v += a.res[r * row + i];
-        y[i] = conv_q8_clamp(v, a.out_min, a.out_max);
+        y[i] = conv_activate(a.act, conv_q8_clamp(v, a.out_min, a.out_max));
       }
     }
   });
@@ -250,7 +274,7 @@ void winograd_rows(const ConvPackedArgs& a, int64_t n, int64_t ty) {
           float v = o[j];
           if (a.bias != nullptr) v += a.bias[co];
           if (a.res != nullptr) v += a.res[at];
-          a.y[at] = conv_q8_clamp(v, a.out_min, a.out_max);
+          a.y[at] = conv_activate(a.act, conv_q8_clamp(v, a.out_min, a.out_max));
         }
       }
     }
@@ -265,18 +289,24 @@ void conv2d_winograd_portable(KernelContext& ctx, const ConvPackedArgs& a) {
 
 }  // namespace detail
 
-Error op_conv2d_winograd(KernelContext& ctx, Value** args) {
+namespace {
+
+Error conv2d_packed(KernelContext& ctx, Value** args, bool winograd, bool activation) {
   detail::ConvPackedArgs a;
-  Error e = detail::prepare_conv2d_packed(ctx, args, &a, true);
-  if (e == Error::Ok) detail::conv2d_winograd_portable(ctx, a);
-  return e;
+  Error e = detail::prepare_conv2d_packed(ctx, args, &a, winograd, activation);
+  if (e != Error::Ok) return e;
+  if (winograd)
+    detail::conv2d_winograd_portable(ctx, a);
+  else
+    detail::conv2d_packed_portable(ctx, a);
+  return Error::Ok;
 }
 
-Error op_conv2d_packed(KernelContext& ctx, Value** args) {
-  detail::ConvPackedArgs a;
-  Error e = detail::prepare_conv2d_packed(ctx, args, &a);
-  if (e == Error::Ok) detail::conv2d_packed_portable(ctx, a);
-  return e;
-}
+}  // namespace
+
+Error op_conv2d_packed(KernelContext& ctx, Value** args) { return conv2d_packed(ctx, args, false, false); }
+Error op_conv2d_packed_act(KernelContext& ctx, Value** args) { return conv2d_packed(ctx, args, false, true); }
+Error op_conv2d_winograd(KernelContext& ctx, Value** args) { return conv2d_packed(ctx, args, true, false); }
+Error op_conv2d_winograd_act(KernelContext& ctx, Value** args) { return conv2d_packed(ctx, args, true, true); }
 
 }  // namespace pocket

@@ -166,9 +166,48 @@ inline float conv_q8_clamp(float y, float lo, float hi) {
   return y > hi ? hi : y;
 }
 
+// The logistic and piecewise-linear activations, as the portable ops compute them (op_sigmoid,
+// op_silu, op_hard_activations: ATen divides by 6 last, and so do these).
+template <typename T>
+T sigmoid_of(T x) {
+  return T(1) / (T(1) + std::exp(-x));
+}
+template <typename T>
+T silu_of(T x) {
+  return x / (T(1) + std::exp(-x));
+}
+template <typename T>
+T relu6_shifted(T x) {  // relu6(x + 3)
+  const T r = x + T(3);
+  return r < T(0) ? T(0) : (r > T(6) ? T(6) : r);
+}
+template <typename T>
+T hardsigmoid_of(T x) {
+  return relu6_shifted(x) / T(6);
+}
+template <typename T>
+T hardswish_of(T x) {
+  return x * relu6_shifted(x) / T(6);
+}
+
+// The activation of pocket::conv2d_packed.act and conv2d_winograd.act, after the clamp.
+enum class ConvActivation : uint8_t { None, Sigmoid, Silu, Hardsigmoid, Hardswish };
+inline float conv_activate(ConvActivation act, float y) {
+  switch (act) {
+    case ConvActivation::None: return y;
+    case ConvActivation::Sigmoid: return sigmoid_of(y);
+    case ConvActivation::Silu: return silu_of(y);
+    case ConvActivation::Hardsigmoid: return hardsigmoid_of(y);
+    case ConvActivation::Hardswish: return hardswish_of(y);
+  }
+  return y;
+}
+
 // ---- pocket::conv2d_packed (exporter/custom_ops.py): 2d convolution of channels-last
 // float32 tensors, x (batch, in_h, in_w, c_in) -> y (batch, out_h, out_w, c_out) =
 // clamp(conv(x, w) + bias + residual, out_min, out_max), residual (optional) shaped as y.
+// pocket::conv2d_packed.act and conv2d_winograd.act take one more argument, the name of an
+// activation applied after the clamp (sigmoid, silu, hardsigmoid or hardswish).
 // The weight is stored in the layout the kernels read (exporter/custom_ops.py
 // pack_conv_weight):
 //   groups 1: (blocks, k_h, k_w, c_in, kConvPackLanes): [b, i, j, c, l] = w[16 b + l, c, i, j]
@@ -188,14 +227,16 @@ struct ConvPackedArgs {
   float out_min = -INFINITY, out_max = INFINITY;
   float* y = nullptr;
   bool winograd = false;  // conv2d_winograd
+  ConvActivation act = ConvActivation::None;
   bool depthwise() const { return groups > 1; }
   int64_t blocks() const { return (c_out + kConvPackLanes - 1) / kConvPackLanes; }
   int64_t taps() const { return k[0] * k[1]; }
   int64_t out_plane() const { return out[0] * out[1]; }
 };
 // winograd: pocket::conv2d_winograd's arguments (the same, k 3x3 and stride, dilation and
-// groups 1 checked).
-Error prepare_conv2d_packed(KernelContext& ctx, Value** args, ConvPackedArgs* a, bool winograd = false);
+// groups 1 checked); activation: the .act overload's (the activation before the output).
+Error prepare_conv2d_packed(KernelContext& ctx, Value** args, ConvPackedArgs* a, bool winograd = false,
+                            bool activation = false);
 void conv2d_packed_portable(KernelContext& ctx, const ConvPackedArgs& a);
 void conv2d_winograd_portable(KernelContext& ctx, const ConvPackedArgs& a);
 
