@@ -689,7 +689,8 @@ def test_parallel_max_pool_matches_aten():
 
 def test_parallel_elementwise_matches_aten():
     """Elementwise ops computing in floating point split their rows (broadcast or strided
-    inputs: a squeeze-excitation product) or elements (contiguous ones) over the threads;
+    inputs: a squeeze-excitation product) or elements (contiguous ones) over the threads, and so
+    do the unary ops defined for float dtypes only (relu, silu, gelu, ...);
     integer ones stay on one thread (they may report a division by zero, below). Shapes above
     the split's grain, results equal to ATen's on 1 and 2 threads."""
     torch.manual_seed(0)
@@ -704,6 +705,8 @@ def test_parallel_elementwise_matches_aten():
         ("aten::lt.Tensor", [x, scale], x < scale),
         ("aten::neg", [strided], -strided),
         ("aten::neg", [x], -x),
+        ("aten::relu", [strided], torch.relu(strided)),  # the float-only unary ops (unary_float)
+        ("aten::leaky_relu", [x.double(), 0.25], torch.nn.functional.leaky_relu(x.double(), 0.25)),
         ("aten::remainder.Tensor", [i, j], torch.remainder(i, j)),
     ]
     for op, args, want in cases:

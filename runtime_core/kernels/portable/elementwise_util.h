@@ -257,7 +257,7 @@ template <typename C, typename Rows, typename Flat>
 void elementwise_loop(KernelContext& ctx, const Tensor& out, bool flat, Rows&& rows, Flat&& flat_range) {
   const int64_t n = out.numel(), inner = out.dim == 0 ? 1 : out.sizes[out.dim - 1];
   const int64_t row_n = row_count(out.sizes, out.dim);
-  if (!std::is_floating_point<C>::value) {
+  if constexpr (!std::is_floating_point<C>::value) {
     if (flat) flat_range(int64_t{0}, n);
     else rows(int64_t{0}, row_n);
   } else if (flat) {
@@ -335,6 +335,21 @@ Error unary_op(KernelContext& ctx, const char* op, ScalarType compute, const Ten
   return dispatch_kinds<K>(ctx, op, compute, [&](auto tag) {
     using C = decltype(tag);
     unary_loop<C, C>(ctx, in, out, f);
+  });
+}
+
+// Unary elementwise op in the output dtype (float kernels: float32 or float64), split over the
+// threads as unary_loop splits (f only reads what it captures).
+template <typename F>
+Error unary_float(KernelContext& ctx, const char* op, const Tensor& in, Tensor& out, F&& f) {
+  if (in.dtype != out.dtype)
+    return ctx.fail(Error::InvalidArgument, "%s: input dtype %s differs from output dtype %s", op,
+                    scalar_type_name(in.dtype), scalar_type_name(out.dtype));
+  Error e = resize_output(ctx, op, out, in.sizes, in.dim);
+  if (e != Error::Ok) return e;
+  return dispatch_float(ctx, op, in.dtype, [&](auto tag) {
+    using T = decltype(tag);
+    unary_loop<T, T>(ctx, in, out, f);
   });
 }
 

@@ -1,5 +1,5 @@
 // aten::relu(Tensor self) -> Tensor
-#include "util.h"
+#include "elementwise_util.h"
 
 namespace pocket {
 

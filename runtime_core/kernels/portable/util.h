@@ -203,30 +203,5 @@ void for_each_offset(const int64_t* sizes, int dim, const int64_t (*strides)[kMa
   for_each_offset_rows<N>(sizes, dim, strides, 0, row_count(sizes, dim), f);
 }
 
-// Unary elementwise op in the output dtype (float kernels: float32 or float64).
-template <typename F>
-Error unary_float(KernelContext& ctx, const char* op, const Tensor& in, Tensor& out, F&& f) {
-  if (in.dtype != out.dtype)
-    return ctx.fail(Error::InvalidArgument, "%s: input dtype %s differs from output dtype %s", op,
-                    scalar_type_name(in.dtype), scalar_type_name(out.dtype));
-  Error e = resize_output(ctx, op, out, in.sizes, in.dim);
-  if (e != Error::Ok) return e;
-  int64_t strides[1][kMaxDim];
-  for (int d = 0; d < in.dim; ++d) strides[0][d] = in.strides[d];
-  return dispatch_float(ctx, op, in.dtype, [&](auto tag) {
-    using T = decltype(tag);
-    const T* x = in.data_as<T>();
-    T* y = out.data_as<T>();
-    if (in.is_contiguous()) {
-      int64_t n = in.numel();
-      for (int64_t i = 0; i < n; ++i) y[i] = static_cast<T>(f(x[i]));
-      return;
-    }
-    int64_t i = 0;
-    for_each_offset<1>(in.sizes, in.dim, strides,
-                       [&](const int64_t* o) { y[i++] = static_cast<T>(f(x[o[0]])); });
-  });
-}
-
 }  // namespace detail
 }  // namespace pocket
