@@ -228,17 +228,38 @@ void unary_rows(const Tensor& in, Tensor& out, F& f, int64_t r0, int64_t r1) {
   });
 }
 
+// z[j] = f(x[j · sx], y[j · sy]) for j < n: one row of binary_rows. Unit and zero strides (a
+// row of two operands, or of one and a broadcast number: a squeeze-excitation scale) have
+// loops of their own, which the compiler vectorizes.
+template <typename C, typename R, typename F>
+void binary_row(const C* x, int64_t sx, const C* y, int64_t sy, R* z, int64_t n, F& f) {
+  if (sx == 1 && sy == 1) {
+    for (int64_t j = 0; j < n; ++j) z[j] = static_cast<R>(f(x[j], y[j]));
+  } else if (sx == 1 && sy == 0) {
+    const C b = *y;
+    for (int64_t j = 0; j < n; ++j) z[j] = static_cast<R>(f(x[j], b));
+  } else if (sx == 0 && sy == 1) {
+    const C a = *x;
+    for (int64_t j = 0; j < n; ++j) z[j] = static_cast<R>(f(a, y[j]));
+  } else {
+    for (int64_t j = 0; j < n; ++j) z[j] = static_cast<R>(f(x[j * sx], y[j * sy]));
+  }
+}
+
 template <typename C, typename R, typename F>
 void binary_rows(const Tensor& a, const Tensor& b, Tensor& out, const int64_t (*strides)[kMaxDim], F& f,
                  int64_t r0, int64_t r1) {
-  int64_t i = r0 * (out.dim == 0 ? 1 : out.sizes[out.dim - 1]);
+  const int64_t inner = out.dim == 0 ? 1 : out.sizes[out.dim - 1];
+  int64_t i = r0 * inner;
   constexpr ScalarType c = DtypeOf<C>::value;
   if (a.dtype == c && b.dtype == c && out.dtype == DtypeOf<R>::value) {
     const C* x = a.data_as<const C>();
     const C* y = b.data_as<const C>();
     R* z = out.data_as<R>();
-    for_each_offset_rows<2>(out.sizes, out.dim, strides, r0, r1, [&](const int64_t* o) {
-      z[i++] = static_cast<R>(f(x[o[0]], y[o[1]]));
+    const int64_t sx = out.dim == 0 ? 0 : strides[0][out.dim - 1], sy = out.dim == 0 ? 0 : strides[1][out.dim - 1];
+    for_each_row<2>(out.sizes, out.dim, strides, r0, r1, [&](const int64_t* o) {
+      binary_row(x + o[0], sx, y + o[1], sy, z + i, inner, f);
+      i += inner;
     });
     return;
   }

@@ -153,12 +153,12 @@ Error broadcast_shapes(KernelContext& ctx, const char* op, const Tensor* const* 
 // Strides of `t` viewed with `dim` dims of `sizes` (right-aligned), 0 on broadcast dims.
 void broadcast_strides(const Tensor& t, const int64_t* sizes, int dim, int64_t* strides);
 
-// Visits the elements of rows [r0, r1) of a `dim`-d index space of `sizes` (a row: the last
-// dim; a 0-d space is one row of one element) in row-major order, calling f(offsets) with
-// offsets[k] = element offset into input k (strides[k] in elements).
+// Visits rows [r0, r1) of a `dim`-d index space of `sizes` (a row: the last dim; a 0-d space
+// is one row of one element) in row-major order, calling row(offsets) with offsets[k] = the
+// element offset into input k (strides[k] in elements) of the row's first element.
 template <int N, typename F>
-void for_each_offset_rows(const int64_t* sizes, int dim, const int64_t (*strides)[kMaxDim], int64_t r0, int64_t r1,
-                          F&& f) {
+void for_each_row(const int64_t* sizes, int dim, const int64_t (*strides)[kMaxDim], int64_t r0, int64_t r1,
+                  F&& row) {
   for (int d = 0; d < dim; ++d)
     if (sizes[d] == 0) return;
   if (r0 >= r1) return;
@@ -169,16 +169,8 @@ void for_each_offset_rows(const int64_t* sizes, int dim, const int64_t (*strides
     r /= sizes[d];
     for (int k = 0; k < N; ++k) off[k] += idx[d] * strides[k][d];
   }
-  int64_t inner = dim == 0 ? 1 : sizes[dim - 1];
-  int64_t inner_stride[N];
-  for (int k = 0; k < N; ++k) inner_stride[k] = dim == 0 ? 0 : strides[k][dim - 1];
   for (int64_t rows = r1 - r0; rows > 0; --rows) {
-    int64_t o[N];
-    for (int k = 0; k < N; ++k) o[k] = off[k];
-    for (int64_t i = 0; i < inner; ++i) {
-      f(static_cast<const int64_t*>(o));
-      for (int k = 0; k < N; ++k) o[k] += inner_stride[k];
-    }
+    row(static_cast<const int64_t*>(off));
     for (int d = dim - 2; d >= 0; --d) {
       ++idx[d];
       for (int k = 0; k < N; ++k) off[k] += strides[k][d];
@@ -187,6 +179,24 @@ void for_each_offset_rows(const int64_t* sizes, int dim, const int64_t (*strides
       idx[d] = 0;
     }
   }
+}
+
+// Visits the elements of rows [r0, r1) (as for_each_row) in row-major order, calling
+// f(offsets) with offsets[k] = element offset into input k.
+template <int N, typename F>
+void for_each_offset_rows(const int64_t* sizes, int dim, const int64_t (*strides)[kMaxDim], int64_t r0, int64_t r1,
+                          F&& f) {
+  const int64_t inner = dim == 0 ? 1 : sizes[dim - 1];
+  int64_t inner_stride[N];
+  for (int k = 0; k < N; ++k) inner_stride[k] = dim == 0 ? 0 : strides[k][dim - 1];
+  for_each_row<N>(sizes, dim, strides, r0, r1, [&](const int64_t* off) {
+    int64_t o[N];
+    for (int k = 0; k < N; ++k) o[k] = off[k];
+    for (int64_t i = 0; i < inner; ++i) {
+      f(static_cast<const int64_t*>(o));
+      for (int k = 0; k < N; ++k) o[k] += inner_stride[k];
+    }
+  });
 }
 
 // Rows of a `dim`-d index space of `sizes`, for for_each_offset_rows.
