@@ -699,6 +699,8 @@ def test_parallel_elementwise_matches_aten():
     i, j = torch.randint(-1000, 1000, (2, 28, 28, 96)), torch.randint(1, 50, (96,))
     cases = [
         ("aten::mul.Tensor", [x, scale], x * scale),
+        ("aten::mul.Tensor", [x, scale[:, :, :, :1]], x * scale[:, :, :, :1]),  # a number per row
+        ("aten::sub.Tensor", [scale[:, :, :, :1], x, 1], scale[:, :, :, :1] - x),  # the number first
         ("aten::add.Tensor", [x, strided, 1], x + strided),
         ("aten::sub.Tensor", [x, y, 1], x - y),
         ("aten::div.Tensor", [x, y], x / y),
