@@ -320,38 +320,26 @@ def _conv_activation(op: str, activation: str):
     return CONV_ACTIVATIONS[activation]
 
 
-@torch.library.custom_op("pocket::conv2d_packed.act", mutates_args=())
-def conv2d_packed_act(x: Tensor, weight: Tensor, bias: Optional[Tensor], residual: Optional[Tensor],
-                      out_channels: int, stride: list[int], padding: list[int], dilation: list[int], groups: int,
-                      out_min: Optional[float], out_max: Optional[float], activation: str) -> Tensor:
-    """activation(conv2d_packed(...)): activation names one of CONV_ACTIVATIONS."""
-    f = _conv_activation("conv2d_packed", activation)
-    return f(conv2d_packed(x, weight, bias, residual, out_channels, stride, padding, dilation, groups, out_min,
-                           out_max))
+def _with_activation(plain, name: str):
+    """Defines pocket::<name>.act: `plain`'s arguments, then an activation's name."""
+
+    @torch.library.custom_op(f"pocket::{name}.act", mutates_args=())
+    def op(x: Tensor, weight: Tensor, bias: Optional[Tensor], residual: Optional[Tensor], out_channels: int,
+           stride: list[int], padding: list[int], dilation: list[int], groups: int, out_min: Optional[float],
+           out_max: Optional[float], activation: str) -> Tensor:
+        f = _conv_activation(name, activation)
+        return f(plain(x, weight, bias, residual, out_channels, stride, padding, dilation, groups, out_min, out_max))
+
+    @op.register_fake
+    def _(*args):
+        _conv_activation(name, args[-1])
+        return plain(*args[:-1])  # the plain op's fake
+
+    return op
 
 
-@conv2d_packed_act.register_fake
-def _(x, weight, bias, residual, out_channels, stride, padding, dilation, groups, out_min, out_max, activation):
-    _conv_activation("conv2d_packed", activation)
-    return torch.ops.pocket.conv2d_packed(x, weight, bias, residual, out_channels, stride, padding, dilation,
-                                          groups, out_min, out_max)
-
-
-@torch.library.custom_op("pocket::conv2d_winograd.act", mutates_args=())
-def conv2d_winograd_act(x: Tensor, weight: Tensor, bias: Optional[Tensor], residual: Optional[Tensor],
-                        out_channels: int, stride: list[int], padding: list[int], dilation: list[int], groups: int,
-                        out_min: Optional[float], out_max: Optional[float], activation: str) -> Tensor:
-    """activation(conv2d_winograd(...)): activation names one of CONV_ACTIVATIONS."""
-    f = _conv_activation("conv2d_winograd", activation)
-    return f(conv2d_winograd(x, weight, bias, residual, out_channels, stride, padding, dilation, groups, out_min,
-                             out_max))
-
-
-@conv2d_winograd_act.register_fake
-def _(x, weight, bias, residual, out_channels, stride, padding, dilation, groups, out_min, out_max, activation):
-    _conv_activation("conv2d_winograd", activation)
-    return torch.ops.pocket.conv2d_winograd(x, weight, bias, residual, out_channels, stride, padding, dilation,
-                                            groups, out_min, out_max)
+conv2d_packed_act = _with_activation(conv2d_packed, "conv2d_packed")
+conv2d_winograd_act = _with_activation(conv2d_winograd, "conv2d_winograd")
 
 
 @torch.library.custom_op("pocket::max_pool2d_channels_last", mutates_args=())
