@@ -13,11 +13,12 @@
 //       row (k_w pixels are contiguous in x and in the panel: fewer, longer runs): no im2col,
 //       no packing, no case for the borders; bias, residual and clamp are the tile's
 //       epilogue.
-//   The .act overloads' activation (silu, sigmoid, hardswish, hardsigmoid: the nn kernel
-//   set's) runs over each tile call's output right after it, while that is in L1: the
-//   activation costs its arithmetic, not another pass through memory.
 //   depthwise: one output row per task, channels across vector lanes (kernels up to 16 rows
 //       high; taller ones run the portable kernel).
+//   The .act overloads' activation (silu, sigmoid, hardswish, hardsigmoid: the nn kernel set's
+//   activate_rows) runs over each tile call's or row's output right after it, while that is in
+//   cache: no pass through memory of its own. (On a Zen 3 a SiLU costs mostly its arithmetic, so
+//   this saves memory and instructions more than time.)
 // And of pocket::conv2d_winograd (3x3, stride 1, groups 1, the weight transformed at export):
 //   Winograd F(2x2, 3x3) through the ISA's transforms and the groups-1 tile (winograd below).
 // And of pocket::max_pool2d_channels_last, the pooling inside such a chain: one output row per
