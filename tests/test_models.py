@@ -314,16 +314,33 @@ class HalfText(torch.nn.Module):
         return self.fc(self.norm * (x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6)))
 
 
+class HalfMlp(torch.nn.Module):
+    """Quantized linears that read the method's half input itself."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc1, self.fc2 = torch.nn.Linear(64, 64), torch.nn.Linear(64, 32)
+
+    def forward(self, x):
+        return self.fc2(torch.relu(self.fc1(x)))
+
+
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
-def test_quantized_half_model_computes_in_float32(dtype):
-    """Quantized layers compute in float32 whatever the model's dtype, so in a quantized half
-    model no op has a half result, but the norm multiplies its half weight by float32
-    activations: the kernel would read a half operand. Against its float32 copy's program,
-    up to one rounding to half."""
-    model = HalfText().eval().to(dtype)
-    ids = torch.randint(0, 50, (2, 5), generator=torch.Generator().manual_seed(0))
-    half = pocket.Module.from_bytes(pocket.export(copy.deepcopy(model), (ids,), quantize="int8w").data)
-    full = pocket.Module.from_bytes(pocket.export(copy.deepcopy(model).float(), (ids,), quantize="int8w").data)
-    got, want = half.forward(ids), full.forward(ids)
+@pytest.mark.parametrize("quantize", ["int8w", "8da4w"])
+@pytest.mark.parametrize("make", [HalfText, HalfMlp])
+def test_quantized_half_model_computes_in_float32(dtype, quantize, make):
+    """Quantized layers compute in float32 whatever the model's dtype and return its dtype, as
+    the layers they replace do. Their kernels read float32 activations, and the norm multiplies
+    its half weight by float32 ones, so the method computes in float32 (a half input widened
+    where it enters) and rounds its output to half. Against its float32 copy's program, up to
+    one rounding to half."""
+    model = make().eval().to(dtype)
+    g = torch.Generator().manual_seed(0)
+    x = torch.randint(0, 50, (2, 5), generator=g) if make is HalfText else torch.randn(2, 64, generator=g).to(dtype)
+    half = pocket.Module.from_bytes(pocket.export(copy.deepcopy(model), (x,), quantize=quantize).data)
+    full = pocket.Module.from_bytes(pocket.export(copy.deepcopy(model).float(), (x.float() if make is HalfMlp else x,),
+                                                  quantize=quantize).data)
+    got, want = half.forward(x), full.forward(x.float() if make is HalfMlp else x)
+    assert got.dtype == dtype == model(x).dtype
     eps = torch.finfo(dtype).eps
     torch.testing.assert_close(got.float(), want, rtol=eps, atol=eps * float(want.abs().max()))

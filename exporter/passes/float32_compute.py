@@ -9,8 +9,10 @@ the method keeps its signature and computes what the model computes in float32, 
 closer to the exact result than computing in half (a model that relies on half rounding, as
 Falcon's bfloat16 ALiBi slopes do, differs from eager by that rounding).
 
-A method whose half tensors only move (a float16 weight cast to float32 in forward, an fp16 KV
-cache that pocket:: ops read) is left as it is.
+Quantized layers (pocket::linear_q) compute in float32 too: a half activation they read makes
+the method compute in float32 as well. A method whose half tensors only move (a float16 weight
+cast to float32 in forward, an fp16 KV cache that pocket:: ops read, GGUF's float16 scales) is
+left as it is.
 """
 
 from __future__ import annotations
@@ -27,6 +29,14 @@ _MOVES = {
     aten.permute.default, aten.expand.default, aten.unsqueeze.default, aten.squeeze.dim, aten.squeeze.dims,
     aten.slice.Tensor, aten.select.int, aten.cat.default, aten.index.Tensor, aten.index_select.default,
     aten.split_with_sizes.default, aten.unbind.int,
+}
+
+# The operands of pocket:: ops that are activations, by position: their kernels take float32
+# there. Their other operands may be half as they are: a GGUF weight's float16 scales, an fp16
+# KV cache.
+_POCKET_ACTIVATIONS = {
+    "pocket::linear_q": (0,), "pocket::rms_norm": (0, 1), "pocket::rope": (0, 1, 2), "pocket::swiglu": (0, 1),
+    "pocket::sdpa": (0,),
 }
 
 
@@ -80,9 +90,13 @@ def _is_half(val) -> bool:
 def _half_arithmetic(node) -> bool:
     """Whether `node` is an ATen op other than a move with a half tensor among its operands or
     results (a float16 weight times a float32 activation computes in float32, but the kernel
-    still reads a half operand)."""
+    still reads a half operand), or a pocket:: op with a half activation."""
     if node.op != "call_function" or not isinstance(node.target, torch._ops.OpOverload):
         return False
+    if node.target.namespace == "pocket":
+        activations = _POCKET_ACTIVATIONS.get(node.target.name(), ())
+        return any(i < len(node.args) and isinstance(node.args[i], torch.fx.Node)
+                   and _is_half(node.args[i].meta.get("val")) for i in activations)
     if node.target.namespace != "aten" or node.target in _MOVES:
         return False
     vals = [n.meta.get("val") for n in node.all_input_nodes] + [node.meta.get("val")]

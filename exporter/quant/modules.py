@@ -9,6 +9,8 @@ from torch import nn
 from pocket.exporter.quant import ops
 from pocket.exporter.quant.formats import WeightFormat, dequantize, quantize
 
+HALF = (torch.float16, torch.bfloat16)
+
 
 class QuantizedLinear(nn.Module):
     def __init__(self, linear: nn.Linear, fmt: WeightFormat, act_mode: int):
@@ -35,8 +37,9 @@ class QuantizedLinear(nn.Module):
         return self
 
     def forward(self, x):
-        return ops.linear_q(x, self.qweight, self.scales, self.mins, self.bias, self.fmt.bits, self.fmt.group_size,
-                            self.act_mode)
+        y = ops.linear_q(x, self.qweight, self.scales, self.mins, self.bias, self.fmt.bits, self.fmt.group_size,
+                         self.act_mode)
+        return y.to(x.dtype) if x.dtype in HALF else y  # what nn.Linear returns (computed in float32)
 
     @property
     def weight(self) -> torch.Tensor:
@@ -62,6 +65,7 @@ class QuantizedEmbedding(nn.Module):
         # length, to look up every position).
         self.num_embeddings, self.embedding_dim = embedding.num_embeddings, embedding.embedding_dim
         self.padding_idx = embedding.padding_idx
+        self.dtype = embedding.weight.dtype  # of the rows it returns, as nn.Embedding
 
     @classmethod
     def from_packed(cls, qweight, scales, mins, fmt: WeightFormat) -> "QuantizedEmbedding":
@@ -73,10 +77,12 @@ class QuantizedEmbedding(nn.Module):
         self.fmt = fmt
         self.num_embeddings, self.embedding_dim = scales.shape[0], scales.shape[1] * fmt.group_size
         self.padding_idx = None
+        self.dtype = torch.float32
         return self
 
     def forward(self, indices):
-        return ops.embedding_q(self.qweight, self.scales, self.mins, indices, self.fmt.bits, self.fmt.group_size)
+        rows = ops.embedding_q(self.qweight, self.scales, self.mins, indices, self.fmt.bits, self.fmt.group_size)
+        return rows.to(self.dtype) if self.dtype in HALF else rows
 
     @property
     def weight(self) -> torch.Tensor:
