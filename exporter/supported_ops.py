@@ -212,6 +212,7 @@ SUPPORTED_OPS = {
     "pocket::embedding_q_packed": "TTtTii>T",
     "pocket::linear_q": "TTTttiii>T",
     "pocket::linear_q_packed": "TTTttiii>T",
+    "pocket::lookup_int8": "TT>T",
     "pocket::max_pool2d_channels_last": "TIIIIb>T",
     "pocket::rms_norm": "TTf>T",
     "pocket::rope": "TTT>T",

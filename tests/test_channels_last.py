@@ -452,3 +452,53 @@ def test_static_int8_edges_between_convolutions(monkeypatch):
     with torch.no_grad():
         want_range = max(float(v.abs().max()) for v in model(x))
     assert_int8_edges_close(program, plain, x, want_range)
+
+
+class Int8Activations(torch.nn.Module):
+    """Activations between int8 convolutions: a SiLU (a -> b), a hardswish after a depthwise
+    one (dw -> c); and ones that stay float32: a sigmoid also read by a product, a SiLU after a
+    fused residual sum (the range calibrated is the convolution's own, not the sum's), and a
+    hardswish returned."""
+
+    def __init__(self):
+        super().__init__()
+        self.a = torch.nn.Conv2d(3, 16, 3, padding=1)
+        self.b = torch.nn.Conv2d(16, 16, 1)
+        self.dw = torch.nn.Conv2d(16, 16, 3, padding=1, groups=16)
+        self.c = torch.nn.Conv2d(16, 16, 1)
+        self.d = torch.nn.Conv2d(16, 8, 1)
+        self.e = torch.nn.Conv2d(8, 8, 1)
+
+    def forward(self, x):
+        y = self.b(torch.nn.functional.silu(self.a(x)))
+        y = self.c(torch.nn.functional.hardswish(self.dw(y)))
+        g = torch.sigmoid(self.d(y))
+        z = self.e(g) * g
+        return torch.nn.functional.silu(self.e(z) + z), torch.nn.functional.hardswish(self.d(y))
+
+
+def test_static_int8_activations_between_convolutions(monkeypatch):
+    """An activation whose input is an int8 convolution read by it alone, and whose readers are
+    all int8 convolutions, becomes a table of 256 int8 values (pocket::lookup_int8): the
+    convolution gives int8 quantized by its calibrated output range, the table maps each value
+    to the activation quantized as the readers take their input. Two here; the others stay
+    float32. Against the program without the tables: one more rounding (a step of the
+    convolution's output quantization, times the activation's slope of at most 1.2), within 3%
+    of the output range, 1 and 2 threads; and against eager within int8's loose bound."""
+    cl = importlib.import_module("pocket.exporter.passes.channels_last")
+    torch.manual_seed(0)
+    model, shape = Int8Activations().eval(), (2, 3, 13, 11)
+    calib = [(torch.randn(shape) * 2,) for _ in range(4)]
+    x = torch.randn(shape) * 2
+    program = pocket.export(model, (x,), quantize="int8", calibration=calib)
+    assert op_calls(program, "pocket::lookup_int8") == 2
+    assert {"aten::silu", "aten::sigmoid", "aten::hardswish"} <= set(ops_of(program))
+    monkeypatch.setattr(cl, "_int8_activations", lambda mg: 0)
+    plain = pocket.export(model, (x,), quantize="int8", calibration=calib)
+    assert "pocket::lookup_int8" not in ops_of(plain)
+    with torch.no_grad():
+        want = model(x)
+    want_range = max(float(v.abs().max()) for v in want)
+    assert_same_outputs(program, plain, x, 0, 0.03 * want_range)
+    for got, w in zip(run(program, x), want):
+        assert (torch.as_tensor(got) - w).abs().max() <= 0.1 * want_range + 0.02

@@ -43,6 +43,9 @@ within 1e-5 relative).
         clamp(round(y / out_scale) + out_zero_point, -128, 127).
     x must be float32 (but for conv2d_q8_channels_last's int8 x). NaN/inf activations are
     outside the contract (the kernels give finite garbage where these references give NaN).
+    lookup_int8(x, table) -> table[x + 128]
+        an int8 tensor through a table of 256 int8 values (activation_table: an activation
+        between two int8 convolutions, from the first one's quantization to the next one's)
 
 Scales and mins of linear_q, linear_q_packed, embedding_q and embedding_q_packed are float32 or
 float16 (both the same dtype; GGUF's Q4_0, Q4_1 and Q8_0 keep their float16 d and m). A float16
@@ -152,6 +155,34 @@ def quantize_per_tensor(x: Tensor, scale: float, zero_point: int) -> Tensor:
     if x.dtype == torch.int8:
         return x.float()
     return torch.clamp(torch.round(x.float() / scale) + zero_point, -128, 127)
+
+
+@torch.library.custom_op("pocket::lookup_int8", mutates_args=())
+def lookup_int8(x: Tensor, table: Tensor) -> Tensor:
+    _check_lookup(x, table)
+    return table[x.long() + 128].reshape(x.shape)
+
+
+@lookup_int8.register_fake
+def _(x, table):
+    _check_lookup(x, table)
+    return torch.empty_like(x, memory_format=torch.contiguous_format)
+
+
+def _check_lookup(x: Tensor, table: Tensor) -> None:
+    if x.dtype != torch.int8 or table.dtype != torch.int8:
+        raise ValueError(f"lookup_int8: x and table must be int8, got {x.dtype} and {table.dtype}")
+    if table.shape != (256,):
+        raise ValueError(f"lookup_int8: table has shape {list(table.shape)}, expected 256 contiguous values")
+
+
+def activation_table(fn, in_scale: float, in_zero_point: int, out_scale: float, out_zero_point: int) -> Tensor:
+    """lookup_int8's table for fn (an elementwise float32 function) from int8 values quantized
+    with (in_scale, in_zero_point) to int8 values quantized with (out_scale, out_zero_point):
+    entry i is fn of the value i - 128 stands for, quantized as quantize_per_tensor does."""
+    q = torch.arange(-128, 128, dtype=torch.float32)
+    x = (q - in_zero_point) * torch.tensor(in_scale, dtype=torch.float32)
+    return quantize_per_tensor(fn(x).float(), out_scale, out_zero_point).to(torch.int8)
 
 
 @torch.library.custom_op("pocket::conv2d_q8", mutates_args=())

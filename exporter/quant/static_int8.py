@@ -11,7 +11,9 @@ releases pin their own torch versions, and their output (quantize/dequantize pai
 every op) would need a fusion pass to reach the same fused kernel. Here calibration runs the
 exported graph itself (after BatchNorm folding, so the folded weights are what get quantized),
 and each convolution becomes one op: quantize input -> int8 convolution -> scale to float.
-Activations between ops stay float32; other ops are unchanged.
+Activations between ops stay float32 here; other ops are unchanged. The range of each
+convolution's output is recorded too (OUTPUT_RANGE), for the channels-last pass, which gives
+int8 to the values between int8 convolutions (passes/channels_last.py).
 """
 
 from __future__ import annotations
@@ -34,10 +36,11 @@ def quantize_convolutions(mg, calibration: list[tuple]) -> int:
     if not calibration:
         raise ExportError("static int8 quantization needs calibration data (calibration=[inputs, ...] or "
                           "--calibration data.npz)")
-    ranges = _calibrate(mg, convs, calibration)
+    finals = {conv: activation_bounds(conv)[0] for conv in convs}
+    ranges, out_ranges = _calibrate(mg, convs, finals.values(), calibration)
     for conv in convs:
         lo, hi = ranges[conv]
-        x_scale, zero_point = _activation_params(lo, hi)
+        x_scale, zero_point = activation_params(lo, hi)
         w = mg.constants[conv.args[1].name].float()
         x, _, bias, stride, padding, dilation, _, _, groups = conv.args
         one_d = w.dim() == 3
@@ -64,6 +67,9 @@ def quantize_convolutions(mg, calibration: list[tuple]) -> int:
         with mg.graph.inserting_after(replaced):
             new = _call(mg, torch.ops.pocket.conv2d_q8_packed.default, args, conv.meta,
                         val.unsqueeze(2) if one_d else val)
+        # The range of its float32 output (clamped) over the calibration: what an int8 output
+        # of it would be quantized to (channels_last._int8_activations).
+        new.meta[OUTPUT_RANGE] = tuple(out_ranges[replaced])
         if one_d:
             with mg.graph.inserting_after(new):
                 new = _call(mg, aten.squeeze.dims, (new, [2]), conv.meta, val)
@@ -75,6 +81,8 @@ def quantize_convolutions(mg, calibration: list[tuple]) -> int:
 
 # Output channels per group from which the packed layout pays (as conv_q8.cpp's driver).
 MIN_PACKED_CHANNELS = 4
+# The meta key of an int8 convolution's calibrated output range, (lo, hi).
+OUTPUT_RANGE = "pocket_output_range"
 
 
 def _call(mg, target, args, meta, val):
@@ -93,17 +101,24 @@ def _eligible(node, mg) -> bool:
             and (b is None or mg.constant(b) is not None))
 
 
-def _calibrate(mg, convs, calibration) -> dict:
-    ranges = {c: [float("inf"), float("-inf")] for c in convs}
-    watched = set(convs)
+def _calibrate(mg, convs, outputs, calibration) -> dict:
+    """The ranges over the samples of each convolution's input and of each node of `outputs`:
+    ({conv: [lo, hi]}, {node: [lo, hi]})."""
+    inputs, outputs = set(convs), set(outputs)
+    ranges = {n: [float("inf"), float("-inf")] for n in inputs}
+    outs = {n: [float("inf"), float("-inf")] for n in outputs}
+
+    def widen(r, t):
+        r[0], r[1] = min(r[0], float(t.min())), max(r[1], float(t.max()))
 
     class Recorder(torch.fx.Interpreter):
         def run_node(self, n):
-            if n in watched:
-                x = self.env[n.args[0]]
-                r = ranges[n]
-                r[0], r[1] = min(r[0], float(x.min())), max(r[1], float(x.max()))
-            return super().run_node(n)
+            if n in inputs:
+                widen(ranges[n], self.env[n.args[0]])
+            result = super().run_node(n)
+            if n in outputs:
+                widen(outs[n], result)
+            return result
 
     gm = torch.fx.GraphModule(torch.nn.Module(), mg.graph)
     for i, sample in enumerate(calibration):
@@ -125,7 +140,7 @@ def _calibrate(mg, convs, calibration) -> dict:
                 Recorder(gm).run(*args)
         except Exception as e:
             raise ExportError(f"calibration sample {i} does not run through the model: {str(e).splitlines()[0]}") from e
-    return ranges
+    return ranges, outs
 
 
 def _calibration_input(i: int, j: int, value, example) -> torch.Tensor:
@@ -141,7 +156,7 @@ def _calibration_input(i: int, j: int, value, example) -> torch.Tensor:
     return t
 
 
-def _activation_params(lo: float, hi: float) -> tuple[float, int]:
+def activation_params(lo: float, hi: float) -> tuple[float, int]:
     """Asymmetric per-tensor int8: the range always holds 0 (zero padding stays exact)."""
     lo, hi = min(lo, 0.0), max(hi, 0.0)
     # At least float32's epsilon: a range of subnormal activations (a layer of a randomly

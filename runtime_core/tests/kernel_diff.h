@@ -220,6 +220,7 @@ void test_gelu(KernelFn portable, KernelFn fast, const char* set);
 void test_hard_activation(const char* op, KernelFn portable, KernelFn fast, const char* set);
 void test_logistic(const char* op, KernelFn portable, KernelFn fast, const char* set);
 void test_permute(KernelFn portable, KernelFn fast, const char* set);
+void test_lookup_int8(KernelFn portable, KernelFn fast, const char* set);
 void test_linear_q(KernelFn portable, KernelFn fast, const char* set);
 void test_linear_q_packed(KernelFn portable, KernelFn fast, const char* set);
 void test_conv2d_packed(KernelFn portable, KernelFn fast, const char* set);

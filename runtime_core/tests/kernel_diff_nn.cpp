@@ -154,4 +154,27 @@ void test_permute(KernelFn portable, KernelFn fast, const char* set) {
   }
 }
 
+// pocket::lookup_int8: every one of the 256 values (each table entry read), lengths around
+// the vector widths (16, 32: the tails), a length split over two threads, the contiguous
+// inputs the optimized kernel reads and a strided one (the portable kernel's). Exact.
+void test_lookup_int8(KernelFn portable, KernelFn fast, const char* set) {
+  std::vector<int8_t> table(256);
+  for (int8_t& v : table) v = static_cast<int8_t>(static_cast<int>(g_rng() % 256) - 128);
+  for (int64_t n : {1, 15, 16, 17, 31, 32, 33, 256, 1000, 70001}) {
+    for (bool strided : {false, true}) {
+      if (strided && n > 1000) continue;
+      std::vector<int8_t> x(static_cast<size_t>(strided ? 2 * n : n));
+      for (size_t i = 0; i < x.size(); ++i)  // the first 256 every value once, then random
+        x[i] = static_cast<int8_t>(i < 256 ? static_cast<int>(i) - 128 : static_cast<int>(g_rng() % 256) - 128);
+      char what[96];
+      std::snprintf(what, sizeof what, "[%s] pocket::lookup_int8 n=%lld%s", set, (long long)n, strided ? " strided" : "");
+      const auto make = [&](Args& a) {
+        a.ptrs = {a.tensor(ScalarType::Int8, {n}, x, strided ? std::vector<int64_t>{2} : std::vector<int64_t>{}),
+                  a.tensor(ScalarType::Int8, {256}, table), a.output_q8(n)};
+      };
+      compare_threads(what, fast, make, run(portable, make, 1, what), {}, 0.0);
+    }
+  }
+}
+
 }  // namespace kdiff

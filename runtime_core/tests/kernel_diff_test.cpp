@@ -12,7 +12,7 @@
 //   - conv2d_packed (channels-last fp32, packed weights, residual, bounds): within 1e-5 of the
 //     unclamped portable result on absolute values.
 //   - conv2d_winograd (F(2x2, 3x3), residual, bounds): within 1e-5 of the magnitude of its sums.
-//   - max_pool2d_channels_last: identical results.
+//   - max_pool2d_channels_last, lookup_int8: identical results.
 //   - linear_q_packed: float32 scaling (the portable kernel: double), within 1e-5 of Σ|x|·max|w|;
 //     on unit scales integers, bit-exact.
 //   - linear_q and linear_q_packed with float16 scales and mins (GGUF's d and m): as above, and
@@ -73,6 +73,7 @@ const std::vector<OpTest>& op_tests() {
       {"aten::sigmoid", [](KernelFn p, KernelFn f, const char* s) { test_logistic("aten::sigmoid", p, f, s); }},
       {"aten::silu", [](KernelFn p, KernelFn f, const char* s) { test_logistic("aten::silu", p, f, s); }},
       {"aten::permute", test_permute},
+      {"pocket::lookup_int8", test_lookup_int8},
   };
   return tests;
 }

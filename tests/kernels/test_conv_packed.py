@@ -15,6 +15,7 @@ from test_optimized import run as run_table
 from pocket import PocketError
 from pocket.exporter.custom_ops import (CONV_ACTIVATIONS, pack_conv_weight, pack_winograd_weight,
                                         unpack_conv_weight, unpack_winograd_weight)
+from pocket.exporter.quant.ops import activation_table
 
 OP = "pocket::conv2d_packed"
 CONV_ATOL = 1e-4
@@ -316,3 +317,51 @@ def test_max_pool2d_channels_last_errors():
         run("pocket::max_pool2d_channels_last", [x[0], [2, 2], [2, 2], [0, 0], [1, 1], False], like)
     with pytest.raises(PocketError, match="max_pool2d_channels_last: .*pad"):
         run("pocket::max_pool2d_channels_last", [x, [2, 2], [2, 2], [3, 3], [1, 1], False], like)
+
+
+@pytest.mark.parametrize("shape,strided", [((7,), False), ((2, 5, 4, 33), False), ((70001,), False), ((3, 40), True)])
+def test_lookup_int8_matches_eager(shape, strided):
+    """table[x + 128] over every int8 value (the first 256 elements) and random ones: the
+    portable kernel and each optimized set against the eager op, 1 and 2 threads; a strided x
+    (the portable loop). Exact."""
+    g = torch.Generator().manual_seed(0)
+    table = torch.randint(-128, 128, (256,), generator=g, dtype=torch.int8)
+    x = torch.randint(-128, 128, (*shape[:-1], shape[-1] * (2 if strided else 1)), generator=g, dtype=torch.int8)
+    x.view(-1)[:256] = torch.arange(-128, 128, dtype=torch.int8)[: x.numel()]
+    if strided:
+        x = x[..., ::2]
+    want = torch.ops.pocket.lookup_int8(x, table)
+    assert torch.equal(want, table[x.long() + 128])
+    check("pocket::lookup_int8", [x, table], rtol=0, atol=0, expected=want)
+    for table_set in SETS:
+        for threads in (1, 2):
+            assert torch.equal(run_table("pocket::lookup_int8", [x, table], want, table_set, threads), want)
+
+
+def test_lookup_int8_errors():
+    x, table = torch.zeros(4, dtype=torch.int8), torch.zeros(256, dtype=torch.int8)
+    like = torch.empty(4, dtype=torch.int8)
+    with pytest.raises(PocketError, match="lookup_int8: x has dtype float32, expected int8"):
+        run("pocket::lookup_int8", [x.float(), table], like)
+    with pytest.raises(PocketError, match=r"lookup_int8: table has shape \[255\], expected 256 contiguous values"):
+        run("pocket::lookup_int8", [x, table[:255]], like)
+    with pytest.raises(PocketError, match="lookup_int8: table has dtype uint8, expected int8"):
+        run("pocket::lookup_int8", [x, table.to(torch.uint8)], like)
+    with pytest.raises(ValueError, match=r"lookup_int8: table has shape \[255\]"):
+        torch.ops.pocket.lookup_int8(x, table[:255])
+
+
+@pytest.mark.parametrize("fn", [torch.nn.functional.silu, torch.nn.functional.hardswish, torch.sigmoid])
+@pytest.mark.parametrize("params", [(0.05, -20, 0.03, -128), (0.2, 100, 0.01, 5)])
+def test_activation_table(fn, params):
+    """Each entry, dequantized, is fn of the value its index stands for within half an output
+    step, or the end of the output range where fn's value lies past it."""
+    in_scale, in_zp, out_scale, out_zp = params
+    table = activation_table(fn, in_scale, in_zp, out_scale, out_zp).long()
+    x = (torch.arange(-128, 128, dtype=torch.float64) - in_zp) * in_scale
+    exact = fn(x.float()).double()
+    got = (table - out_zp) * out_scale
+    lo, hi = (-128 - out_zp) * out_scale, (127 - out_zp) * out_scale
+    inside = (exact >= lo) & (exact <= hi)
+    assert ((got - exact).abs()[inside] <= out_scale / 2 + 1e-6).all()
+    assert (got[exact < lo] == lo).all() and (got[exact > hi] == hi).all()

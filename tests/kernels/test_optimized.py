@@ -416,6 +416,15 @@ def linear_q_packed_cases():
                 yield [x, *pack_linear_weight(q, s, mins, bits), bias, bits, g, act_mode], torch.empty(m, n)
 
 
+def lookup_int8_cases():
+    table = torch.randint(-128, 128, (256,), dtype=torch.int8)
+    for n in (1, 31, 32, 33, 1000, 40001):
+        x = torch.randint(-128, 128, (n,), dtype=torch.int8)
+        x[:256] = torch.arange(-128, 128, dtype=torch.int8)[:n]
+        yield [x, table], torch.empty(n, dtype=torch.int8)
+    yield [torch.randint(-128, 128, (5, 40), dtype=torch.int8)[:, ::2], table], torch.empty(5, 20, dtype=torch.int8)
+
+
 def linear_q_magnitude(args):
     """Σ|x| · max|dequantized w| per output (plus |bias|)."""
     x, q, s, mins, bias, bits, g, _ = args
@@ -502,6 +511,7 @@ CASES = {
     "pocket::convolution_clamp": convolution_clamp_cases,
     "pocket::conv2d_q8_packed": conv2d_q8_packed_cases,
     "pocket::conv2d_q8_channels_last": conv2d_q8_channels_last_cases,
+    "pocket::lookup_int8": lookup_int8_cases,
     "pocket::linear_q": linear_q_cases,
     "pocket::linear_q_packed": linear_q_packed_cases,
     "pocket::sdpa": sdpa_cases,
@@ -547,7 +557,7 @@ def test_optimized_matches_portable(op, table):
             conv_args = absolute(args[:6]) + [False, [0] * (args[0].dim() - 2), args[6]]
             check(op, args, like, table, run("aten::convolution", conv_args, like), 1e-5)
         elif op in ("pocket::conv2d_q8", "pocket::conv2d_q8_packed", "pocket::conv2d_q8_channels_last",
-                    "pocket::max_pool2d_channels_last"):
+                    "pocket::max_pool2d_channels_last", "pocket::lookup_int8"):
             check(op, args, like, table, 0, 0)
         elif op in ("aten::hardswish", "aten::hardsigmoid"):  # the portable kernel's operations: its bits
             want = run(op, args, like)

@@ -251,8 +251,30 @@ POCKET_TARGET void transpose8_avx2(const uint32_t* s, int64_t s_stride, uint32_t
 
 }  // namespace
 
+// 32 lookups at a time: the table's 16 rows of 16 bytes each look up the low nibbles of the
+// indices (VPSHUFB), and a byte keeps the one from the row its high nibble names.
+POCKET_TARGET void lookup8_avx2(const int8_t* x, int8_t* y, const int8_t* t, int64_t i0, int64_t i1) {
+  __m256i rows[16];
+  for (int k = 0; k < 16; ++k)
+    rows[k] = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(t + 16 * k)));
+  const __m256i nibble = _mm256_set1_epi8(0x0F), flip = _mm256_set1_epi8(static_cast<char>(0x80));
+  int64_t i = i0;
+  for (; i + 32 <= i1; i += 32) {
+    const __m256i u = _mm256_xor_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(x + i)), flip);
+    const __m256i lo = _mm256_and_si256(u, nibble);
+    __m256i hi = _mm256_and_si256(_mm256_srli_epi16(u, 4), nibble), r = _mm256_shuffle_epi8(rows[0], lo);
+    for (int k = 1; k < 16; ++k) {
+      hi = _mm256_sub_epi8(hi, _mm256_set1_epi8(1));  // 0 where the high nibble is k
+      r = _mm256_blendv_epi8(r, _mm256_shuffle_epi8(rows[k], lo), _mm256_cmpeq_epi8(hi, _mm256_setzero_si256()));
+    }
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(y + i), r);
+  }
+  for (; i < i1; ++i) y[i] = t[x[i] + 128];
+}
+
 extern const NnKernels kNnF32Avx2 = {layer_norm_rows_avx2, softmax_rows_avx2, gelu_range_avx2, interleave3_avx2,
-                                     transpose8_avx2, hard_range_avx2, logistic_range_avx2, activate_rows_avx2};
+                                     transpose8_avx2, hard_range_avx2, logistic_range_avx2, activate_rows_avx2,
+                                     lookup8_avx2};
 
 }  // namespace detail
 }  // namespace pocket

@@ -239,8 +239,31 @@ void transpose8_neon(const uint32_t* s, int64_t s_stride, uint32_t* d, int64_t d
 
 }  // namespace
 
+// 16 lookups at a time: TBL on the table's first 64 bytes, then TBX (which keeps the lanes
+// whose index is out of its 64) on the next three 64 with the index less 64, 128, 192.
+void lookup8_neon(const int8_t* x, int8_t* y, const int8_t* t, int64_t i0, int64_t i1) {
+  const uint8_t* tu = reinterpret_cast<const uint8_t*>(t);
+  const uint8x16x4_t q0 = vld1q_u8_x4(tu), q1 = vld1q_u8_x4(tu + 64), q2 = vld1q_u8_x4(tu + 128),
+                     q3 = vld1q_u8_x4(tu + 192);
+  const uint8x16_t flip = vdupq_n_u8(0x80), step = vdupq_n_u8(64);
+  int64_t i = i0;
+  for (; i + 16 <= i1; i += 16) {
+    uint8x16_t u = veorq_u8(vld1q_u8(reinterpret_cast<const uint8_t*>(x + i)), flip);
+    uint8x16_t r = vqtbl4q_u8(q0, u);
+    u = vsubq_u8(u, step);
+    r = vqtbx4q_u8(r, q1, u);
+    u = vsubq_u8(u, step);
+    r = vqtbx4q_u8(r, q2, u);
+    u = vsubq_u8(u, step);
+    r = vqtbx4q_u8(r, q3, u);
+    vst1q_u8(reinterpret_cast<uint8_t*>(y + i), r);
+  }
+  for (; i < i1; ++i) y[i] = t[x[i] + 128];
+}
+
 extern const NnKernels kNnF32Neon = {layer_norm_rows_neon, softmax_rows_neon, gelu_range_neon, interleave3_neon,
-                                     transpose8_neon, hard_range_neon, logistic_range_neon, activate_rows_neon};
+                                     transpose8_neon, hard_range_neon, logistic_range_neon, activate_rows_neon,
+                                     lookup8_neon};
 
 }  // namespace detail
 }  // namespace pocket

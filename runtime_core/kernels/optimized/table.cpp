@@ -131,6 +131,10 @@ Error logistic_k(KernelContext& c, Value** a) {
   return logistic_with_kernels(c, a, N, Silu);
 }
 template <const NnKernels& N>
+Error lookup_int8_k(KernelContext& c, Value** a) {
+  return lookup_int8_with_kernels(c, a, N);
+}
+template <const NnKernels& N>
 Error permute_k(KernelContext& c, Value** a) {
   return permute_with_kernels(c, a, N);
 }
@@ -155,6 +159,7 @@ Error permute_k(KernelContext& c, Value** a) {
         {"aten::gelu", gelu_k<N>}, {"aten::permute", permute_k<N>},                              \
         {"aten::hardswish", hard_k<N, true>}, {"aten::hardsigmoid", hard_k<N, false>},           \
         {"aten::silu", logistic_k<N, true>}, {"aten::sigmoid", logistic_k<N, false>},            \
+        {"pocket::lookup_int8", lookup_int8_k<N>},                                               \
   }
 
 struct KernelSet {

@@ -485,6 +485,8 @@ struct NnKernels {
   // The .act overloads of conv2d_packed: act (hard or logistic above) in place over `rows` rows
   // of `cols` floats, `ldy` apart (a tile's output).
   void (*activate_rows)(ConvActivation act, float* y, int64_t ldy, int64_t rows, int64_t cols);
+  // pocket::lookup_int8 over elements [i0, i1): y[i] = t[x[i] + 128] (t: 256 values).
+  void (*lookup8)(const int8_t* x, int8_t* y, const int8_t* t, int64_t i0, int64_t i1);
 };
 
 // ---- the microkernels of each ISA (defined in the ISA files; x86-64 or arm64 only)
@@ -586,6 +588,7 @@ Error gelu_with_kernels(KernelContext& ctx, Value** args, const NnKernels& k);
 Error hard_activation_with_kernels(KernelContext& ctx, Value** args, const NnKernels& k, bool swish);
 Error logistic_with_kernels(KernelContext& ctx, Value** args, const NnKernels& k, bool silu);
 Error permute_with_kernels(KernelContext& ctx, Value** args, const NnKernels& k);
+Error lookup_int8_with_kernels(KernelContext& ctx, Value** args, const NnKernels& k);
 
 // Parallel fp32 products over the thread pool, cut into blocks that suit g's tiles.
 void gemm_nt(KernelContext& ctx, const GemmKernels& g, int64_t m, int64_t n, int64_t k, const float* a,

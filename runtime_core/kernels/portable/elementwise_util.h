@@ -212,7 +212,7 @@ inline bool flat_like(const Tensor& t, const Tensor& out) {
 
 template <typename C, typename R, typename F>
 void unary_rows(const Tensor& in, Tensor& out, F& f, int64_t r0, int64_t r1) {
-  int64_t strides[1][kMaxDim];
+  int64_t strides[1][kMaxDim] = {};
   for (int d = 0; d < in.dim; ++d) strides[0][d] = in.strides[d];
   int64_t i = r0 * (in.dim == 0 ? 1 : in.sizes[in.dim - 1]);
   if (in.dtype == DtypeOf<C>::value && out.dtype == DtypeOf<R>::value) {
