@@ -308,6 +308,17 @@ def _fuse_activations(mg) -> None:
         graph.erase_node(conv)
 
 
+def _int8_readers(node):
+    """(x_scale, x_zero_point) when every reader of `node` is an int8 convolution reading it
+    as x alone, all with that quantization; else None."""
+    q8 = torch.ops.pocket.conv2d_q8_channels_last.default
+    users = list(node.users)
+    if not users or any(u.target is not q8 or u.args[0] is not node or node in u.args[1:] for u in users):
+        return None
+    params = {(float(u.args[5]), int(u.args[6])) for u in users}
+    return params.pop() if len(params) == 1 else None
+
+
 def _int8_edges(mg) -> int:
     """Gives int8 outputs to the int8 convolutions whose users all quantize them alike (see the
     top); returns how many."""
@@ -316,13 +327,10 @@ def _int8_edges(mg) -> int:
     for node in mg.graph.nodes:
         if node.op != "call_function" or node.target is not q8 or node in mg.outputs or any(node.args[14:]):
             continue
-        users = list(node.users)
-        if not users or any(u.target is not q8 or u.args[0] is not node or node in u.args[1:] for u in users):
+        params = _int8_readers(node)
+        if params is None:
             continue
-        params = {(float(u.args[5]), int(u.args[6])) for u in users}
-        if len(params) != 1:
-            continue
-        node.args = (*node.args[:14], *params.pop())  # out_scale, out_zero_point
+        node.args = (*node.args[:14], *params)  # out_scale, out_zero_point
         node.meta["val"] = node.meta["val"].to(torch.int8)
         count += 1
     return count
@@ -342,14 +350,11 @@ def _int8_activations(mg) -> int:
         if (conv.target is not q8 or len(conv.users) != 1 or conv in mg.outputs or any(conv.args[14:])
                 or conv.args[4] is not None or OUTPUT_RANGE not in conv.meta):
             continue  # the range is the convolution's own: not with a residual added
-        users = list(act.users)
-        if not users or any(u.target is not q8 or u.args[0] is not act or act in u.args[1:] for u in users):
-            continue
-        params = {(float(u.args[5]), int(u.args[6])) for u in users}
-        if len(params) != 1:
+        params = _int8_readers(act)
+        if params is None:
             continue
         in_scale, in_zero_point = activation_params(*conv.meta[OUTPUT_RANGE])
-        table = activation_table(lambda v: act.target(v, *act.args[1:]), in_scale, in_zero_point, *params.pop())
+        table = activation_table(lambda v: act.target(v, *act.args[1:]), in_scale, in_zero_point, *params)
         conv.args = (*conv.args[:14], in_scale, in_zero_point)
         conv.meta["val"] = conv.meta["val"].to(torch.int8)
         with graph.inserting_before(act):
