@@ -36,8 +36,8 @@ def quantize_convolutions(mg, calibration: list[tuple]) -> int:
     if not calibration:
         raise ExportError("static int8 quantization needs calibration data (calibration=[inputs, ...] or "
                           "--calibration data.npz)")
-    finals = {conv: activation_bounds(conv)[0] for conv in convs}
-    ranges, out_ranges = _calibrate(mg, convs, finals.values(), calibration)
+    fused = {conv: activation_bounds(conv) for conv in convs}  # (the node it replaces, its clamp)
+    ranges, out_ranges = _calibrate(mg, convs, [replaced for replaced, _ in fused.values()], calibration)
     for conv in convs:
         lo, hi = ranges[conv]
         x_scale, zero_point = activation_params(lo, hi)
@@ -61,7 +61,7 @@ def quantize_convolutions(mg, calibration: list[tuple]) -> int:
             w_node = mg.add_constant(f"{conv.name}_qweight", qweight.contiguous())
         else:
             w_node = mg.add_constant(f"{conv.name}_qpacked", ops.pack_conv_weight(qweight, groups))
-        replaced, (lo, hi) = activation_bounds(conv)
+        replaced, (lo, hi) = fused[conv]
         args = (x, w_node, s_node, bias, x_scale, zero_point, list(qweight.shape[2:]), *geometry, lo, hi)
         val = replaced.meta.get("val")
         with mg.graph.inserting_after(replaced):

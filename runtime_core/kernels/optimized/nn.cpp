@@ -21,7 +21,6 @@ Error op_gelu(KernelContext& ctx, Value** args);
 Error op_hardswish(KernelContext& ctx, Value** args);
 Error op_hardsigmoid(KernelContext& ctx, Value** args);
 Error op_sigmoid(KernelContext& ctx, Value** args);
-Error op_lookup_int8(KernelContext& ctx, Value** args);
 Error op_silu(KernelContext& ctx, Value** args);
 
 namespace detail {
@@ -144,21 +143,9 @@ Error logistic_with_kernels(KernelContext& ctx, Value** args, const NnKernels& k
               : unary_with_kernels(ctx, args, "sigmoid", op_sigmoid, k.logistic, false, 8);
 }
 
-// args: x, table, out. Contiguous x through k.lookup8, else the portable kernel.
+// args: x, table, out: the portable kernel's checks and strided loop, k.lookup8 on contiguous x.
 Error lookup_int8_with_kernels(KernelContext& ctx, Value** args, const NnKernels& k) {
-  const Tensor& x = args[0]->tensor;
-  const Tensor& table = args[1]->tensor;
-  Tensor& out = args[2]->tensor;
-  if (x.dtype != ScalarType::Int8 || !x.is_contiguous() || table.dtype != ScalarType::Int8 || table.dim != 1 ||
-      table.sizes[0] != 256 || !table.is_contiguous() || out.dtype != ScalarType::Int8)
-    return op_lookup_int8(ctx, args);  // its checks name what is wrong
-  Error e = resize_output(ctx, "lookup_int8", out, x.sizes, x.dim);
-  if (e != Error::Ok) return e;
-  const int8_t* in = x.data_as<const int8_t>();
-  const int8_t* t = table.data_as<const int8_t>();
-  int8_t* y = out.data_as<int8_t>();
-  ctx.parallel_for(x.numel(), grain_for(1), [&](int64_t i0, int64_t i1) { k.lookup8(in, y, t, i0, i1); });
-  return Error::Ok;
+  return lookup_int8_with(ctx, args, k.lookup8);
 }
 
 // The portable kernel with the ISA's 3-channel interleave and 8x8 block: it checks the

@@ -269,7 +269,7 @@ POCKET_TARGET void lookup8_avx2(const int8_t* x, int8_t* y, const int8_t* t, int
     }
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(y + i), r);
   }
-  for (; i < i1; ++i) y[i] = t[x[i] + 128];
+  lookup8_portable(x, y, t, i, i1);  // the tail
 }
 
 extern const NnKernels kNnF32Avx2 = {layer_norm_rows_avx2, softmax_rows_avx2, gelu_range_avx2, interleave3_avx2,

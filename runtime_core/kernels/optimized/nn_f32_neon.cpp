@@ -258,7 +258,7 @@ void lookup8_neon(const int8_t* x, int8_t* y, const int8_t* t, int64_t i0, int64
     r = vqtbx4q_u8(r, q3, u);
     vst1q_u8(reinterpret_cast<uint8_t*>(y + i), r);
   }
-  for (; i < i1; ++i) y[i] = t[x[i] + 128];
+  lookup8_portable(x, y, t, i, i1);  // the tail
 }
 
 extern const NnKernels kNnF32Neon = {layer_norm_rows_neon, softmax_rows_neon, gelu_range_neon, interleave3_neon,

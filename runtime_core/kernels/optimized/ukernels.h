@@ -486,7 +486,7 @@ struct NnKernels {
   // of `cols` floats, `ldy` apart (a tile's output).
   void (*activate_rows)(ConvActivation act, float* y, int64_t ldy, int64_t rows, int64_t cols);
   // pocket::lookup_int8 over elements [i0, i1): y[i] = t[x[i] + 128] (t: 256 values).
-  void (*lookup8)(const int8_t* x, int8_t* y, const int8_t* t, int64_t i0, int64_t i1);
+  Lookup8Fn lookup8;
 };
 
 // ---- the microkernels of each ISA (defined in the ISA files; x86-64 or arm64 only)

@@ -72,6 +72,13 @@ void conv_portable(KernelContext& ctx, const ConvArgs& a);
 // of the output to the bounds (None: unbounded), threaded and vectorized.
 Error convolution_clamp_with(KernelContext& ctx, Value** args, KernelFn conv);
 
+// ---- pocket::lookup_int8: y = t[x + 128], int8 (t: the table's 256 values). The op's checks,
+// then a strided x element by element and a contiguous one through `range` over [i0, i1) on
+// the threads (the portable loop, or an ISA's: NnKernels::lookup8).
+using Lookup8Fn = void (*)(const int8_t* x, int8_t* y, const int8_t* t, int64_t i0, int64_t i1);
+void lookup8_portable(const int8_t* x, int8_t* y, const int8_t* t, int64_t i0, int64_t i1);
+Error lookup_int8_with(KernelContext& ctx, Value** args, Lookup8Fn range);
+
 // ---- pocket::conv2d_q8 and conv2d_q8_packed (exporter/quant/ops.py): y (batch, c_out, out_h,
 // out_w) float32 from x (batch, c_in, in_h, in_w) float32 quantized per tensor and an int8
 // weight quantized per output channel, contiguous: (c_out, c_in / groups, k_h, k_w), or (the
