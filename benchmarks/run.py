@@ -36,7 +36,8 @@ from common import DECODE, PROMPT, fmt_med_min, median_ms, peak_rss_mb, table  #
 
 # "-int8": static int8 (Pocket's quantize="int8"; ExecuTorch's XNNPACKQuantizer through pt2e),
 # both calibrated on the same CALIBRATION random inputs; eager runs the fp32 model.
-CNN_MODELS = ["mlp", "resnet", "mobilenet_v2", "mobilenet_v3", "efficientnet", "encoder", "resnet-int8", "mobilenet_v2-int8"]
+CNN_MODELS = ["mlp", "resnet", "mobilenet_v2", "mobilenet_v3", "efficientnet", "encoder", "resnet-int8", "mobilenet_v2-int8",
+              "mobilenet_v3-int8", "efficientnet-int8"]
 CALIBRATION = 8
 LLM_MODELS = ["stories15M", "stories15M-8da4w", "stories110M", "stories110M-8da4w"]
 ENGINES = ["pocket", "eager", "executorch"]
