@@ -193,8 +193,7 @@ POCKET_TARGET void logistic_range_avx2(const float* x, float* y, int64_t i0, int
 
 // ---- the activation of a convolution's tile, in place (one branch per vector: predicted).
 POCKET_TARGET void activate_rows_avx2(ConvActivation act, float* y, int64_t ldy, int64_t rows, int64_t cols) {
-  const bool logistic = act == ConvActivation::Sigmoid || act == ConvActivation::Silu;
-  const bool flag = act == ConvActivation::Silu || act == ConvActivation::Hardswish;
+  const bool logistic = conv_activation_logistic(act), flag = conv_activation_times_x(act);
   for (int64_t r = 0; r < rows; ++r, y += ldy)
     for (int64_t i = 0; i < cols; i += 8) {
       const __m256 v = masked_load(y + i, cols - i);

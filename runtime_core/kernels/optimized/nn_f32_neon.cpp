@@ -196,8 +196,7 @@ void logistic_range_neon(const float* x, float* y, int64_t i0, int64_t i1, bool 
 
 // ---- the activation of a convolution's tile, in place.
 void activate_rows_neon(ConvActivation act, float* y, int64_t ldy, int64_t rows, int64_t cols) {
-  const bool logistic = act == ConvActivation::Sigmoid || act == ConvActivation::Silu;
-  const bool flag = act == ConvActivation::Silu || act == ConvActivation::Hardswish;
+  const bool logistic = conv_activation_logistic(act), flag = conv_activation_times_x(act);
   for (int64_t r = 0; r < rows; ++r, y += ldy)
     map4(y, y, 0, cols, [=](float32x4_t v) { return logistic ? logistic4(v, flag) : hard4(v, flag); });
 }

@@ -199,6 +199,14 @@ T hardswish_of(T x) {
 
 // The activation of pocket::conv2d_packed.act and conv2d_winograd.act, after the clamp.
 enum class ConvActivation : uint8_t { None, Sigmoid, Silu, Hardsigmoid, Hardswish };
+// How the vector kernels compute an activation other than None: logistic (sigmoid, silu) or
+// hard (hardsigmoid, hardswish), and times x (silu, hardswish: their `flag`).
+inline bool conv_activation_logistic(ConvActivation act) {
+  return act == ConvActivation::Sigmoid || act == ConvActivation::Silu;
+}
+inline bool conv_activation_times_x(ConvActivation act) {
+  return act == ConvActivation::Silu || act == ConvActivation::Hardswish;
+}
 inline float conv_activate(ConvActivation act, float y) {
   switch (act) {
     case ConvActivation::None: return y;
