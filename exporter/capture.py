@@ -67,7 +67,17 @@ def capture(name: str, fn, example_inputs: tuple, dynamic_shapes=None) -> Export
         with torch.no_grad():
             return torch.export.export(module, example_inputs, dynamic_shapes=dynamic_shapes, strict=False)
     except Exception as e:  # torch raises many types here; keep its message, name the method
-        raise ExportError(f"torch.export failed for method '{name}': {e}") from e
+        raise ExportError(f"torch.export failed for method '{name}': {e}{_export_hint(e)}") from e
+
+
+def _export_hint(e: Exception) -> str:
+    """What to change for failures whose torch message does not say it."""
+    text = str(e)
+    if "Cache" in text and "not a known type" in text:  # transformers' DynamicCache, StaticCache, ...
+        return ("\nhint: the model returns a transformers KV cache object; export it without one "
+                "(model.config.use_cache = False, or use_cache=False in a wrapper's call), or use "
+                "`pocket llm export` for a chat model with Pocket's own KV cache")
+    return ""
 
 
 class _CallableModule(torch.nn.Module):
@@ -138,12 +148,21 @@ def _state(ep: ExportedProgram, target: str) -> torch.Tensor:
     return ep.constants[target]
 
 
+def _keyed_dict(spec) -> bool:
+    """A dict subclass registered as a pytree node whose context is its keys (transformers'
+    ModelOutput): the program returns it as a plain dict."""
+    context = spec.context
+    return (isinstance(spec.type, type) and issubclass(spec.type, dict) and isinstance(context, list)
+            and len(context) == spec.num_children and all(isinstance(k, (str, int)) for k in context))
+
+
 def tree_spec_json(spec) -> dict:
     """A pytree spec as JSON: {"type": "leaf"|"tuple"|"list"|"dict", "children": [...]}."""
     if spec.is_leaf():
         return {"type": "leaf"}
     children = [tree_spec_json(c) for c in spec.children()]
-    if spec.type in (dict, collections.OrderedDict):  # OrderedDict: torchvision's segmentation models
+    if spec.type in (dict, collections.OrderedDict) or _keyed_dict(spec):
+        # OrderedDict: torchvision's segmentation models; other dict types: transformers' ModelOutput
         return {"type": "dict", "keys": list(spec.context), "children": children}
     if spec.type is list:
         return {"type": "list", "children": children}

@@ -265,6 +265,30 @@ def test_model_matches_eager(name):
                 torch.testing.assert_close(module.forward(*inputs), model(*inputs), **TOL)
 
 
+def test_model_output_is_a_dict_of_its_fields():
+    """A transformers model exported as it is, without a Head: its ModelOutput (a dict
+    subclass, a pytree node keyed by its fields) comes back as a dict with the same keys, in
+    order, and values."""
+    model = T.ConvNextModel(T.ConvNextConfig(hidden_sizes=[16, 32], depths=[1, 1], num_stages=2)).eval()
+    randomize(model)
+    x = image(64)
+    with torch.no_grad():
+        want = model(*x)
+    got = pocket.Module.from_bytes(pocket.export(model, x).data).forward(*x)
+    assert isinstance(got, dict) and list(got) == list(want.keys()) == ["last_hidden_state", "pooler_output"]
+    for key in got:
+        torch.testing.assert_close(got[key], want[key], **TOL)
+
+
+def test_kv_cache_output_names_the_fix():
+    """A causal LM called with its cache on returns a transformers cache object, which no
+    program can hold: the error says how to export without it."""
+    model = T.LlamaForCausalLM(text_config("Llama", False)).eval()
+    model.config.use_cache = True
+    with pytest.raises(pocket.exporter.ExportError, match="use_cache = False"):
+        pocket.export(model, (tokens(1, 6)[0],))
+
+
 if __name__ == "__main__":
     for name in MODELS:
         if sys.argv[1:] and not any(s in name for s in sys.argv[1:]):
