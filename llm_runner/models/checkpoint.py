@@ -38,8 +38,12 @@ def read_safetensors(folder: str) -> dict[str, torch.Tensor]:
 
 def build_model(config: LlmConfig, state: dict[str, torch.Tensor], max_seq_len: int) -> Transformer:
     """A Transformer with `state` loaded strictly (float32); names what is missing or extra."""
+    if config.sliding_window is not None and max_seq_len > config.sliding_window:
+        raise ValueError(f"max_seq_len {max_seq_len} is longer than the model's sliding window "
+                         f"({config.sliding_window} tokens); Pocket's attention sees the whole context, "
+                         f"so choose max_seq_len <= {config.sliding_window}")
     model = Transformer(config, max_seq_len, init_weights=False)
-    state = {k: v.float() for k, v in state.items() if not k.endswith(IGNORED_SUFFIXES)}
+    state = split_fused({k: v.float() for k, v in state.items() if not k.endswith(IGNORED_SUFFIXES)}, config)
     if config.tie_embeddings:
         state.pop("lm_head.weight", None)
     expected = {k for k in model.state_dict()} - ({"lm_head.weight"} if config.tie_embeddings else set())
@@ -53,6 +57,25 @@ def build_model(config: LlmConfig, state: dict[str, torch.Tensor], max_seq_len: 
             raise ValueError(f"checkpoint tensor {key} has shape {tuple(value.shape)}, config implies {tuple(have)}")
     model.load_state_dict(state, strict=False)
     return model.eval()
+
+
+def split_fused(state: dict[str, torch.Tensor], config: LlmConfig) -> dict[str, torch.Tensor]:
+    """Phi-3's fused weights as Llama's: qkv_proj rows are q, then k, then v; gate_up_proj rows
+    are the gate, then up."""
+    q_rows, kv_rows = config.n_heads * config.head_dim, config.n_kv_heads * config.head_dim
+    out = {}
+    for key, value in state.items():
+        if key.endswith("self_attn.qkv_proj.weight") and value.shape[0] == q_rows + 2 * kv_rows:
+            prefix = key[: -len("qkv_proj.weight")]
+            q, k, v = value.split([q_rows, kv_rows, kv_rows])
+            out |= {f"{prefix}q_proj.weight": q, f"{prefix}k_proj.weight": k, f"{prefix}v_proj.weight": v}
+        elif key.endswith("mlp.gate_up_proj.weight") and value.shape[0] == 2 * config.hidden_dim:
+            prefix = key[: -len("gate_up_proj.weight")]
+            gate, up = value.split([config.hidden_dim, config.hidden_dim])
+            out |= {f"{prefix}gate_proj.weight": gate, f"{prefix}up_proj.weight": up}
+        else:
+            out[key] = value
+    return out
 
 
 def read_json(folder: str, name: str) -> dict | None:

@@ -1,5 +1,5 @@
 """Model hyperparameters, read from a Hugging Face config.json (Llama 2/3, Mistral, SmolLM,
-Qwen2/2.5, Qwen3)."""
+Qwen2/2.5, Qwen3, Phi-3)."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ FAMILIES = {
     "mistral": ("llama", False, False),
     "qwen2": ("qwen2", True, False),
     "qwen3": ("qwen3", False, True),
+    "phi3": ("llama", False, False),  # Llama's layers with fused q/k/v and gate/up weights (checkpoint.py)
 }
 
 
@@ -35,6 +36,7 @@ class LlmConfig:
     max_position_embeddings: int = 2048
     bos_id: int | None = None
     eos_ids: tuple[int, ...] = ()
+    sliding_window: int | None = None  # Mistral v0.1, Phi-3: attention reaches this far back
 
     @classmethod
     def from_hf(cls, cfg: dict) -> "LlmConfig":
@@ -48,6 +50,9 @@ class LlmConfig:
             raise ValueError(f"unsupported MLP (hidden_act {cfg.get('hidden_act')!r}, mlp_bias "
                              f"{cfg.get('mlp_bias')}); Pocket's Llama family uses SiLU without bias")
         rope = cfg.get("rope_parameters") or {}  # transformers 5 keeps rope_theta in here
+        rotary = cfg.get("partial_rotary_factor", rope.get("partial_rotary_factor", 1.0))
+        if rotary != 1.0:
+            raise ValueError(f"unsupported partial_rotary_factor {rotary} ({model_type}); Pocket rotates whole heads")
         return cls(
             vocab_size=cfg["vocab_size"], dim=cfg["hidden_size"], n_layers=cfg["num_hidden_layers"],
             n_heads=n_heads, n_kv_heads=cfg.get("num_key_value_heads") or n_heads,
@@ -59,6 +64,7 @@ class LlmConfig:
             max_position_embeddings=cfg.get("max_position_embeddings", 2048),
             bos_id=cfg.get("bos_token_id"),
             eos_ids=tuple(eos) if isinstance(eos, list) else ((eos,) if eos is not None else ()),
+            sliding_window=cfg.get("sliding_window"),
         )
 
     @classmethod

@@ -69,7 +69,7 @@ def test_metadata(family_model):
     md = module.metadata
     assert md["pocket_llm"] == "1" and md["max_seq_len"] == str(MAX_SEQ) and md["vocab_size"] == "128"
     assert md["eos_ids"] == "2" and md["bos_id"] == "1"
-    assert md["model_family"] == {"llama": "llama", "llama3": "llama", "mistral": "llama"}.get(name, name)
+    assert md["model_family"] == {"llama": "llama", "llama3": "llama", "mistral": "llama", "phi3": "llama"}.get(name, name)
 
 
 def test_position_past_the_context_is_an_error(family_model):
@@ -81,4 +81,21 @@ def test_position_past_the_context_is_an_error(family_model):
 def test_unsupported_architecture_is_named(tmp_path):
     (tmp_path / "config.json").write_text('{"model_type": "gpt2", "vocab_size": 10}')
     with pytest.raises(ValueError, match="unsupported model_type 'gpt2'"):
+        load_checkpoint(tmp_path, 16)
+
+
+def test_context_longer_than_the_sliding_window_is_refused(tmp_path):
+    """Mistral v0.1 and Phi-3 attend within a sliding window; Pocket's attention sees the whole
+    context, which is the same model only up to the window."""
+    make_checkpoint("phi3", tmp_path)  # sliding_window 200
+    assert load_checkpoint(tmp_path, 200).config.sliding_window == 200
+    with pytest.raises(ValueError, match="max_seq_len 201 is longer than the model's sliding window"):
+        load_checkpoint(tmp_path, 201)
+
+
+def test_partial_rotary_factor_is_named(tmp_path):
+    (tmp_path / "config.json").write_text(
+        '{"model_type": "phi3", "vocab_size": 10, "hidden_size": 8, "num_hidden_layers": 1, '
+        '"num_attention_heads": 2, "intermediate_size": 16, "partial_rotary_factor": 0.75}')
+    with pytest.raises(ValueError, match="unsupported partial_rotary_factor 0.75"):
         load_checkpoint(tmp_path, 16)
