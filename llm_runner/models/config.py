@@ -64,7 +64,7 @@ class LlmConfig:
             max_position_embeddings=cfg.get("max_position_embeddings", 2048),
             bos_id=cfg.get("bos_token_id"),
             eos_ids=tuple(eos) if isinstance(eos, list) else ((eos,) if eos is not None else ()),
-            sliding_window=cfg.get("sliding_window"),
+            sliding_window=cfg.get("sliding_window") if cfg.get("use_sliding_window", True) else None,  # Qwen: off
         )
 
     @classmethod

@@ -1,6 +1,8 @@
 """Llama-family model code and export: against transformers (logits) and against the same
 eager model (greedy generation, token for token, through the C++ runtime)."""
 
+import json
+
 import pytest
 import torch
 
@@ -91,6 +93,11 @@ def test_context_longer_than_the_sliding_window_is_refused(tmp_path):
     assert load_checkpoint(tmp_path, 200).config.sliding_window == 200
     with pytest.raises(ValueError, match="max_seq_len 201 is longer than the model's sliding window"):
         load_checkpoint(tmp_path, 201)
+    qwen = tmp_path / "qwen2"  # Qwen2.5's config.json files name a window and turn it off
+    make_checkpoint("qwen2", qwen)
+    config = json.loads((qwen / "config.json").read_text())
+    (qwen / "config.json").write_text(json.dumps(config | {"sliding_window": 32, "use_sliding_window": False}))
+    assert load_checkpoint(qwen, 64).config.sliding_window is None
 
 
 def test_partial_rotary_factor_is_named(tmp_path):
