@@ -17,7 +17,7 @@ from pocket.llm.models.model import Transformer
 log = logging.getLogger("pocket.llm")
 
 # model family -> chat template family the runner formats prompts with
-CHAT_TEMPLATES = {"llama3": "llama3", "chatml": "chatml", "llama2": "llama2"}
+CHAT_TEMPLATES = {"llama3": "llama3", "chatml": "chatml", "llama2": "llama2", "phi3": "phi3"}
 # --kv-cache choices -> the dtype the KV cache buffers are stored in
 KV_CACHE_DTYPES = {"fp32": torch.float32, "fp16": torch.float16}
 
@@ -28,7 +28,7 @@ def export_llm(model: Transformer, chat_template: str = "none", bos_id: int | No
                system_prompt: str = "", kv_cache: str = "fp32") -> Program:
     """Exports `model` for the runner.
 
-    chat_template: 'llama3', 'chatml', 'llama2' or 'none'; quantize: None, '8da4w', 'int8w' or
+    chat_template: 'llama3', 'chatml', 'llama2', 'phi3' or 'none'; quantize: None, '8da4w', 'int8w' or
     a QuantConfig (see pocket.export); tokenizer: tokenizer file bytes to embed;
     system_prompt: the default system prompt of chats (the checkpoint template's);
     kv_cache: 'fp32' or 'fp16' (half the KV memory; sets the model's cache dtype, see
@@ -165,4 +165,6 @@ def chat_format_of(template: str) -> str:
         return "chatml"
     if "[INST]" in template:
         return "llama2"
+    if "<|user|>" in template and "<|end|>" in template:
+        return "phi3"
     return "none"

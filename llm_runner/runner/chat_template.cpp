@@ -6,6 +6,7 @@ ChatFormat parse_chat_format(const std::string& name) {
   if (name == "llama3") return ChatFormat::Llama3;
   if (name == "chatml") return ChatFormat::ChatML;
   if (name == "llama2") return ChatFormat::Llama2;
+  if (name == "phi3") return ChatFormat::Phi3;
   return ChatFormat::None;
 }
 
@@ -28,11 +29,19 @@ static std::string llama2(const std::string& system, const std::string& user, bo
   return s + user + " [/INST]";
 }
 
+// Phi-3's: role tags on their own lines, each message closed by <|end|>; no BOS.
+static std::string phi3(const std::string& system, const std::string& user, bool first) {
+  std::string s = first ? "" : "<|end|>\n";
+  if (first && !system.empty()) s += "<|system|>\n" + system + "<|end|>\n";
+  return s + "<|user|>\n" + user + "<|end|>\n<|assistant|>\n";
+}
+
 std::string format_chat_turn(ChatFormat format, const std::string& system, const std::string& user, bool first) {
   switch (format) {
     case ChatFormat::Llama3: return llama3(system, user, first);
     case ChatFormat::ChatML: return chatml(system, user, first);
     case ChatFormat::Llama2: return llama2(system, user, first);
+    case ChatFormat::Phi3: return phi3(system, user, first);
     case ChatFormat::None: break;
   }
   return first ? user : "\n" + user;

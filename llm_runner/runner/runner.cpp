@@ -410,6 +410,7 @@ std::string Runner::chat_template() const {
     case ChatFormat::Llama3: return "llama3";
     case ChatFormat::ChatML: return "chatml";
     case ChatFormat::Llama2: return "llama2";
+    case ChatFormat::Phi3: return "phi3";
     case ChatFormat::None: break;
   }
   return "none";

@@ -116,6 +116,25 @@ def test_multi_turn_chat_reuses_the_cache(setup, runner):
     assert "".join(second) == hf_tok.decode(want)
 
 
+
+def test_phi3_chat_format(setup, tmp_path):
+    """Phi-3's turns (a template whose tags are <|user|> ... <|end|>, found by chat_format_of):
+    the first with the system prompt, later ones closing the previous reply; no BOS."""
+    from pocket.llm.models.recipe import chat_format_of
+
+    template = ("{% for message in messages %}{% if message['role'] == 'user' %}{{'<|user|>\\n' + "
+                "message['content'] + '<|end|>\\n'}}{% endif %}{% endfor %}{{ '<|assistant|>\\n' }}")
+    assert chat_format_of(template) == "phi3"
+    folder, _, model = setup
+    export_llm(model, chat_template="phi3", system_prompt="Be brief.").save(tmp_path / "phi3.pocket")
+    runner = Runner(tmp_path / "phi3.pocket", folder / "tokenizer.json")
+    assert runner.chat_template == "phi3"
+    native = runner._native
+    assert native.format_chat("Hi") == "<|system|>\nBe brief.<|end|>\n<|user|>\nHi<|end|>\n<|assistant|>\n"
+    chat = runner.chat()
+    list(chat.send("Hi", max_new_tokens=3))
+    assert native.format_chat("More") == "<|end|>\n<|user|>\nMore<|end|>\n<|assistant|>\n"
+
 def test_same_seed_same_tokens(setup, runner):
     _, hf_tok, _ = setup
     ids = hf_tok.encode("The quick").ids

@@ -53,7 +53,7 @@ def main(argv: list[str] | None = None) -> int:
     src.add_argument("--gguf", help="a GGUF file (llama, qwen2, qwen3); its quantization is kept")
     p.add_argument("-o", "--output", required=True)
     p.add_argument("--max-seq-len", type=int, help="context length (default: min(model's, 1024))")
-    p.add_argument("--chat-template", default="auto", choices=["auto", "llama3", "chatml", "llama2", "none"])
+    p.add_argument("--chat-template", default="auto", choices=["auto", "llama3", "chatml", "llama2", "phi3", "none"])
     p.add_argument("--seed", type=int, default=0, help="with --config: the random weights' seed")
     p.add_argument("--activations", choices=["fp32", "int8"], default="fp32",
                    help="with --gguf: activations of the kept quantized layers (fp32: exact to the file's "
