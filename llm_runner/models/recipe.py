@@ -74,8 +74,17 @@ def export_checkpoint(folder: str, max_seq_len: int | None = None, chat_template
     if os.path.isfile(tokenizer_path):
         with open(tokenizer_path, "rb") as f:
             tokenizer = f.read()
-    return export_llm(model, chat_template=chat_template, quantize=quantize, group_size=group_size,
-                      tokenizer=tokenizer, system_prompt=default_system_prompt(template), kv_cache=kv_cache)
+    return export_llm(model, chat_template=chat_template, eos_ids=checkpoint_eos_ids(folder, config),
+                      quantize=quantize, group_size=group_size, tokenizer=tokenizer,
+                      system_prompt=default_system_prompt(template), kv_cache=kv_cache)
+
+
+def checkpoint_eos_ids(folder: str, config: LlmConfig) -> tuple[int, ...]:
+    """config.json's end-of-sequence ids, then generation_config.json's others: chat models often
+    name their end-of-turn token only there (Llama 3.0 Instruct's <|eot_id|>, Phi-3's <|end|>)."""
+    extra = (read_json(folder, "generation_config.json") or {}).get("eos_token_id")
+    extra = extra if isinstance(extra, list) else [] if extra is None else [extra]
+    return config.eos_ids + tuple(e for e in dict.fromkeys(extra) if isinstance(e, int) and e not in config.eos_ids)
 
 
 def export_gguf(path: str, max_seq_len: int | None = None, chat_template: str = "auto", activations: str = "fp32",

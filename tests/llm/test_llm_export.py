@@ -106,3 +106,14 @@ def test_partial_rotary_factor_is_named(tmp_path):
         '"num_attention_heads": 2, "intermediate_size": 16, "partial_rotary_factor": 0.75}')
     with pytest.raises(ValueError, match="unsupported partial_rotary_factor 0.75"):
         load_checkpoint(tmp_path, 16)
+
+
+def test_generation_config_adds_end_of_turn_ids(tmp_path):
+    """A chat model's end-of-turn token named only in generation_config.json (Phi-3's <|end|>,
+    Llama 3.0 Instruct's <|eot_id|>) also ends generation."""
+    from pocket.llm.models.recipe import export_checkpoint
+
+    make_checkpoint("phi3", tmp_path)  # config.json: eos 2
+    (tmp_path / "generation_config.json").write_text('{"bos_token_id": 1, "eos_token_id": [2, 7, 2, 9]}')
+    module = pocket.Module.from_bytes(export_checkpoint(str(tmp_path), max_seq_len=32).data)
+    assert module.metadata["eos_ids"] == "2,7,9"
