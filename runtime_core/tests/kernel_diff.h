@@ -162,7 +162,8 @@ inline std::vector<float> run(KernelFn fn, const std::function<void(Args&)>& mak
   return all;
 }
 
-// Compares the optimized result with the portable one: |got - want| <= tol * (|want| + mag).
+// Compares the optimized result with the portable one: |got - want| <= tol * (|want| + mag),
+// or both the same infinity, or both NaN (a NaN input propagates in both).
 inline void compare(const char* what, const std::vector<float>& got, const std::vector<float>& want,
                     const std::vector<float>& mag, double tol) {
   ++g_checks;
@@ -171,6 +172,7 @@ inline void compare(const char* what, const std::vector<float>& got, const std::
     return;
   }
   for (size_t i = 0; i < got.size(); ++i) {
+    if (got[i] == want[i] || (std::isnan(got[i]) && std::isnan(want[i]))) continue;
     const double bound = tol * (std::fabs(want[i]) + (mag.empty() ? 0.0 : std::fabs(mag[i])));
     if (!(std::fabs(double(got[i]) - want[i]) <= bound)) {
       FAIL("%s: output %zu is %.9g, portable %.9g (bound %.3g)", what, i, got[i], want[i], bound);
