@@ -106,7 +106,7 @@ def tiktoken_dict() -> str:
 
 
 def chat_dict() -> str:
-    return quoted(["chatml", "llama3", "llama2", "phi3", "none", "<|user|>", "<|end|>", "<|im_start|>", "<|im_end|>", "<|endoftext|>", "<s>", "</s>",
+    return quoted(["chatml", "llama3", "llama2", "phi3", "gemma", "none", "<|user|>", "<|end|>", "<start_of_turn>", "<end_of_turn>", "<|im_start|>", "<|im_end|>", "<|endoftext|>", "<s>", "</s>",
                    "[INST]", "<<SYS>>", "<|eot_id|>", "<|start_header_id|>", "\x00", b"\xf0\x9f\x98", b"\xc3"])
 
 

@@ -43,7 +43,8 @@ def build_model(config: LlmConfig, state: dict[str, torch.Tensor], max_seq_len: 
                          f"({config.sliding_window} tokens); Pocket's attention sees the whole context, "
                          f"so choose max_seq_len <= {config.sliding_window}")
     model = Transformer(config, max_seq_len, init_weights=False)
-    state = split_fused({k: v.float() for k, v in state.items() if not k.endswith(IGNORED_SUFFIXES)}, config)
+    state = {k: v.float() for k, v in state.items() if not k.endswith(IGNORED_SUFFIXES)}
+    state = gemma_norms(split_fused(state, config), config)
     if config.tie_embeddings:
         state.pop("lm_head.weight", None)
     expected = {k for k in model.state_dict()} - ({"lm_head.weight"} if config.tie_embeddings else set())
@@ -57,6 +58,14 @@ def build_model(config: LlmConfig, state: dict[str, torch.Tensor], max_seq_len: 
             raise ValueError(f"checkpoint tensor {key} has shape {tuple(value.shape)}, config implies {tuple(have)}")
     model.load_state_dict(state, strict=False)
     return model.eval()
+
+
+def gemma_norms(state: dict[str, torch.Tensor], config: LlmConfig) -> dict[str, torch.Tensor]:
+    """Gemma's RMSNorms scale by 1 + weight (in float32): stored here as that sum, which
+    pocket::rms_norm multiplies by as Llama's weight."""
+    if config.family != "gemma":
+        return state
+    return {k: v + 1.0 if k.endswith("layernorm.weight") or k == "model.norm.weight" else v for k, v in state.items()}
 
 
 def split_fused(state: dict[str, torch.Tensor], config: LlmConfig) -> dict[str, torch.Tensor]:

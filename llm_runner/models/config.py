@@ -1,5 +1,5 @@
 """Model hyperparameters, read from a Hugging Face config.json (Llama 2/3, Mistral, SmolLM,
-Qwen2/2.5, Qwen3, Phi-3)."""
+Qwen2/2.5, Qwen3, Phi-3, Gemma)."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ FAMILIES = {
     "qwen2": ("qwen2", True, False),
     "qwen3": ("qwen3", False, True),
     "phi3": ("llama", False, False),  # Llama's layers with fused q/k/v and gate/up weights (checkpoint.py)
+    "gemma": ("gemma", False, False),  # GELU-tanh MLP, embeddings times sqrt(dim), norms of 1 + weight
 }
 
 
@@ -37,6 +38,8 @@ class LlmConfig:
     bos_id: int | None = None
     eos_ids: tuple[int, ...] = ()
     sliding_window: int | None = None  # Mistral v0.1, Phi-3: attention reaches this far back
+    mlp_act: str = "silu"              # the gate's activation: "silu" (SwiGLU) or "gelu_tanh" (Gemma)
+    embed_scale: float = 1.0           # Gemma: token embeddings times sqrt(dim)
 
     @classmethod
     def from_hf(cls, cfg: dict) -> "LlmConfig":
@@ -46,9 +49,12 @@ class LlmConfig:
         family, bias, qk_norm = FAMILIES[model_type]
         n_heads = cfg["num_attention_heads"]
         eos = cfg.get("eos_token_id")
-        if cfg.get("hidden_act", "silu") != "silu" or cfg.get("mlp_bias"):
-            raise ValueError(f"unsupported MLP (hidden_act {cfg.get('hidden_act')!r}, mlp_bias "
-                             f"{cfg.get('mlp_bias')}); Pocket's Llama family uses SiLU without bias")
+        act = cfg.get("hidden_activation") or cfg.get("hidden_act", "silu")
+        if family == "gemma" and act in ("gelu", "gelu_pytorch_tanh"):  # "gelu": Gemma's legacy name for tanh
+            act = "gelu_tanh"
+        if act not in ("silu", "gelu_tanh") or cfg.get("mlp_bias"):
+            raise ValueError(f"unsupported MLP (hidden_act {act!r}, mlp_bias {cfg.get('mlp_bias')}); Pocket's "
+                             "decoders gate with SiLU (Gemma: tanh GELU), without bias")
         rope = cfg.get("rope_parameters") or {}  # transformers 5 keeps rope_theta in here
         rotary = cfg.get("partial_rotary_factor", rope.get("partial_rotary_factor", 1.0))
         if rotary != 1.0:
@@ -65,6 +71,7 @@ class LlmConfig:
             bos_id=cfg.get("bos_token_id"),
             eos_ids=tuple(eos) if isinstance(eos, list) else ((eos,) if eos is not None else ()),
             sliding_window=cfg.get("sliding_window") if cfg.get("use_sliding_window", True) else None,  # Qwen: off
+            mlp_act=act, embed_scale=cfg["hidden_size"] ** 0.5 if family == "gemma" else 1.0,
         )
 
     @classmethod

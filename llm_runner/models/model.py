@@ -90,11 +90,14 @@ class MLP(nn.Module):
 
     def __init__(self, c: LlmConfig):
         super().__init__()
+        self.act = c.mlp_act
         self.gate_proj = nn.Linear(c.dim, c.hidden_dim, bias=False)
         self.up_proj = nn.Linear(c.dim, c.hidden_dim, bias=False)
         self.down_proj = nn.Linear(c.hidden_dim, c.dim, bias=False)
 
     def forward(self, x):
+        if self.act == "gelu_tanh":  # Gemma (GeGLU)
+            return self.down_proj(nn.functional.gelu(self.gate_proj(x), approximate="tanh") * self.up_proj(x))
         if self.fused:
             return self.down_proj(torch.ops.pocket.swiglu(self.gate_proj(x), self.up_proj(x)))
         return self.down_proj(nn.functional.silu(self.gate_proj(x)) * self.up_proj(x))
@@ -162,6 +165,8 @@ class Transformer(nn.Module):
         positions = torch.arange(t) + input_pos
         cos, sin = self.rope_cos[positions], self.rope_sin[positions]  # (T, head_dim)
         x = self.model.embed_tokens(tokens)
+        if self.config.embed_scale != 1.0:  # Gemma: as its scaled embedding, a float32 scalar
+            x = x * torch.tensor(self.config.embed_scale, dtype=torch.float32).to(x.dtype)
         for layer in self.model.layers:
             x = layer(x, cos, sin, input_pos)
         return self.lm_head(self.model.norm(x[:, -1, :]))

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 
@@ -17,7 +18,9 @@ from pocket.llm.models.model import Transformer
 log = logging.getLogger("pocket.llm")
 
 # model family -> chat template family the runner formats prompts with
-CHAT_TEMPLATES = {"llama3": "llama3", "chatml": "chatml", "llama2": "llama2", "phi3": "phi3"}
+CHAT_TEMPLATES = {"llama3": "llama3", "chatml": "chatml", "llama2": "llama2", "phi3": "phi3", "gemma": "gemma"}
+# chat format -> the token that ends a turn (a stop token even where the config does not name it)
+END_OF_TURN = {"llama3": "<|eot_id|>", "chatml": "<|im_end|>", "phi3": "<|end|>", "gemma": "<end_of_turn>"}
 # --kv-cache choices -> the dtype the KV cache buffers are stored in
 KV_CACHE_DTYPES = {"fp32": torch.float32, "fp16": torch.float16}
 
@@ -28,7 +31,7 @@ def export_llm(model: Transformer, chat_template: str = "none", bos_id: int | No
                system_prompt: str = "", kv_cache: str = "fp32") -> Program:
     """Exports `model` for the runner.
 
-    chat_template: 'llama3', 'chatml', 'llama2', 'phi3' or 'none'; quantize: None, '8da4w', 'int8w' or
+    chat_template: 'llama3', 'chatml', 'llama2', 'phi3', 'gemma' or 'none'; quantize: None, '8da4w', 'int8w' or
     a QuantConfig (see pocket.export); tokenizer: tokenizer file bytes to embed;
     system_prompt: the default system prompt of chats (the checkpoint template's);
     kv_cache: 'fp32' or 'fp16' (half the KV memory; sets the model's cache dtype, see
@@ -63,6 +66,8 @@ def export_llm(model: Transformer, chat_template: str = "none", bos_id: int | No
 def export_checkpoint(folder: str, max_seq_len: int | None = None, chat_template: str = "auto", quantize=None,
                       group_size: int | None = None, kv_cache: str = "fp32") -> Program:
     """Exports a local Hugging Face folder (config.json, *.safetensors, tokenizer files)."""
+    if not os.path.isfile(os.path.join(folder, "config.json")):
+        raise FileNotFoundError(f"{folder!r}: no config.json (expected a Hugging Face checkpoint folder)")
     config = LlmConfig.from_json(os.path.join(folder, "config.json"))
     n = max_seq_len or min(config.max_position_embeddings, 1024)
     model = load_checkpoint(folder, n)
@@ -74,9 +79,20 @@ def export_checkpoint(folder: str, max_seq_len: int | None = None, chat_template
     if os.path.isfile(tokenizer_path):
         with open(tokenizer_path, "rb") as f:
             tokenizer = f.read()
-    return export_llm(model, chat_template=chat_template, eos_ids=checkpoint_eos_ids(folder, config),
+    eos = checkpoint_eos_ids(folder, config) + end_of_turn_ids(tokenizer, chat_template)
+    return export_llm(model, chat_template=chat_template, eos_ids=tuple(dict.fromkeys(eos)),
                       quantize=quantize, group_size=group_size, tokenizer=tokenizer,
                       system_prompt=default_system_prompt(template), kv_cache=kv_cache)
+
+
+def end_of_turn_ids(tokenizer: bytes | None, chat_template: str) -> tuple[int, ...]:
+    """The id of the chat format's end-of-turn token in a tokenizer.json's added tokens (a chat
+    stops there even when the checkpoint's configs name only <eos>, as Gemma 1's do)."""
+    marker = END_OF_TURN.get(chat_template)
+    if tokenizer is None or marker is None:
+        return ()
+    added = json.loads(tokenizer).get("added_tokens") or []
+    return tuple(t["id"] for t in added if t.get("content") == marker and isinstance(t.get("id"), int))[:1]
 
 
 def checkpoint_eos_ids(folder: str, config: LlmConfig) -> tuple[int, ...]:
@@ -105,7 +121,8 @@ def export_gguf(path: str, max_seq_len: int | None = None, chat_template: str = 
         chat_template = chat_format_of(template)
     log.info("converting the tokenizer")
     tokenizer = tokenizer_json_from_gguf(reader)
-    return export_llm(model, chat_template=chat_template, quantize=quantize, group_size=group_size,
+    eos = tuple(dict.fromkeys(config.eos_ids + end_of_turn_ids(tokenizer, chat_template)))
+    return export_llm(model, chat_template=chat_template, eos_ids=eos, quantize=quantize, group_size=group_size,
                       tokenizer=tokenizer, system_prompt=default_system_prompt(template),
                       metadata={"source": os.path.basename(path), "activations": activations if quantize is None else "-"},
                       kv_cache=kv_cache)
@@ -176,4 +193,6 @@ def chat_format_of(template: str) -> str:
         return "llama2"
     if "<|user|>" in template and "<|end|>" in template:
         return "phi3"
+    if "<start_of_turn>" in template:
+        return "gemma"
     return "none"

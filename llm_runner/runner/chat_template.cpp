@@ -7,6 +7,7 @@ ChatFormat parse_chat_format(const std::string& name) {
   if (name == "chatml") return ChatFormat::ChatML;
   if (name == "llama2") return ChatFormat::Llama2;
   if (name == "phi3") return ChatFormat::Phi3;
+  if (name == "gemma") return ChatFormat::Gemma;
   return ChatFormat::None;
 }
 
@@ -36,12 +37,22 @@ static std::string phi3(const std::string& system, const std::string& user, bool
   return s + "<|user|>\n" + user + "<|end|>\n<|assistant|>\n";
 }
 
+// Gemma's: user and model turns, each closed by <end_of_turn>; no system role, so the system
+// prompt opens the first user message (as Gemma's own template does it).
+static std::string gemma(const std::string& system, const std::string& user, bool first) {
+  std::string s = first ? "<bos>" : "<end_of_turn>\n";
+  s += "<start_of_turn>user\n";
+  if (first && !system.empty()) s += system + "\n\n";
+  return s + user + "<end_of_turn>\n<start_of_turn>model\n";
+}
+
 std::string format_chat_turn(ChatFormat format, const std::string& system, const std::string& user, bool first) {
   switch (format) {
     case ChatFormat::Llama3: return llama3(system, user, first);
     case ChatFormat::ChatML: return chatml(system, user, first);
     case ChatFormat::Llama2: return llama2(system, user, first);
     case ChatFormat::Phi3: return phi3(system, user, first);
+    case ChatFormat::Gemma: return gemma(system, user, first);
     case ChatFormat::None: break;
   }
   return first ? user : "\n" + user;

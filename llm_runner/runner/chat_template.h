@@ -1,12 +1,12 @@
 // Chat prompt formats for the model families Pocket knows, chosen from program metadata
-// ("chat_template": llama3, chatml, llama2 or phi3).
+// ("chat_template": llama3, chatml, llama2, phi3 or gemma).
 #pragma once
 
 #include <string>
 
 namespace pocket {
 
-enum class ChatFormat { None, Llama3, ChatML, Llama2, Phi3 };
+enum class ChatFormat { None, Llama3, ChatML, Llama2, Phi3, Gemma };
 
 // Parses a metadata value; unknown names give ChatFormat::None.
 ChatFormat parse_chat_format(const std::string& name);

@@ -411,6 +411,7 @@ std::string Runner::chat_template() const {
     case ChatFormat::ChatML: return "chatml";
     case ChatFormat::Llama2: return "llama2";
     case ChatFormat::Phi3: return "phi3";
+    case ChatFormat::Gemma: return "gemma";
     case ChatFormat::None: break;
   }
   return "none";

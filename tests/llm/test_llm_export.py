@@ -16,7 +16,7 @@ MAX_SEQ = 96
 @pytest.fixture(scope="module", params=sorted(FAMILIES))
 def family_model(request, tmp_path_factory):
     folder = tmp_path_factory.mktemp(request.param)
-    hf = make_checkpoint(request.param, folder, tie=request.param == "qwen3")
+    hf = make_checkpoint(request.param, folder, tie=request.param in ("qwen3", "gemma"))
     model = load_checkpoint(folder, max_seq_len=MAX_SEQ)
     program = export_llm(model)
     return request.param, hf, model, pocket.Module.from_bytes(program.data)
@@ -117,3 +117,41 @@ def test_generation_config_adds_end_of_turn_ids(tmp_path):
     (tmp_path / "generation_config.json").write_text('{"bos_token_id": 1, "eos_token_id": [2, 7, 2, 9]}')
     module = pocket.Module.from_bytes(export_checkpoint(str(tmp_path), max_seq_len=32).data)
     assert module.metadata["eos_ids"] == "2,7,9"
+
+
+
+def test_chat_format_end_of_turn_token_stops_generation(tmp_path):
+    """A checkpoint whose configs name only <eos> (Gemma 1's) still stops a chat at its format's
+    end-of-turn token, found in tokenizer.json's added tokens."""
+    from test_runner import train_tokenizer
+
+    from pocket.llm.models.recipe import export_checkpoint
+
+    make_checkpoint("llama", tmp_path, vocab_size=320)
+    tok = train_tokenizer(tmp_path / "tokenizer.json")  # <|endoftext|> 0, <|im_start|> 1, <|im_end|> 2
+    config = json.loads((tmp_path / "config.json").read_text())
+    (tmp_path / "config.json").write_text(json.dumps(config | {"eos_token_id": 0}))
+    (tmp_path / "generation_config.json").unlink()
+    (tmp_path / "tokenizer_config.json").write_text(json.dumps({"chat_template": "{% for m in messages %}"
+                                                                "<|im_start|>{{ m.content }}<|im_end|>{% endfor %}"}))
+    module = pocket.Module.from_bytes(export_checkpoint(str(tmp_path), max_seq_len=32).data)
+    assert module.metadata["chat_template"] == "chatml"
+    assert module.metadata["eos_ids"] == f"0,{tok.token_to_id('<|im_end|>')}" == "0,2"
+
+
+def test_cli_checkpoint_export_quiet_and_missing_folder(tmp_path):
+    """`pocket llm export --checkpoint DIR -q` prints only its result line; an empty or missing
+    folder is an error naming it (an empty --checkpoint "" once fell through to --config)."""
+    import subprocess
+    import sys
+
+    make_checkpoint("gemma", tmp_path / "ckpt", tie=True)
+    out = tmp_path / "m.pocket"
+    run = subprocess.run([sys.executable, "-m", "pocket", "llm", "export", "--checkpoint", str(tmp_path / "ckpt"),
+                          "-o", str(out), "--max-seq-len", "32", "-q"], capture_output=True, text=True)
+    assert run.returncode == 0 and run.stderr == "", run.stderr
+    assert run.stdout.startswith(f"wrote {out}") and pocket.load(str(out)).metadata["model_family"] == "gemma"
+    for folder in ("", str(tmp_path / "missing")):
+        run = subprocess.run([sys.executable, "-m", "pocket", "llm", "export", "--checkpoint", folder, "-o",
+                              str(tmp_path / "x.pocket")], capture_output=True, text=True)
+        assert run.returncode != 0 and "no config.json (expected a Hugging Face checkpoint folder)" in run.stderr

@@ -135,6 +135,25 @@ def test_phi3_chat_format(setup, tmp_path):
     list(chat.send("Hi", max_new_tokens=3))
     assert native.format_chat("More") == "<|end|>\n<|user|>\nMore<|end|>\n<|assistant|>\n"
 
+
+def test_gemma_chat_format(setup, tmp_path):
+    """Gemma's turns (a template with <start_of_turn>): BOS first, the system prompt opening the
+    first user message (Gemma has no system role), later turns closing the reply."""
+    from pocket.llm.models.recipe import chat_format_of
+
+    assert chat_format_of("{{ bos_token }}{% for m in messages %}<start_of_turn>{{ m['role'] }}\\n"
+                          "{{ m['content'] }}<end_of_turn>\\n{% endfor %}") == "gemma"
+    folder, _, model = setup
+    export_llm(model, chat_template="gemma", system_prompt="Be brief.").save(tmp_path / "gemma.pocket")
+    runner = Runner(tmp_path / "gemma.pocket", folder / "tokenizer.json")
+    assert runner.chat_template == "gemma"
+    native = runner._native
+    assert native.format_chat("Hi") == "<bos><start_of_turn>user\nBe brief.\n\nHi<end_of_turn>\n<start_of_turn>model\n"
+    chat = runner.chat(system="")
+    assert native.format_chat("Hi") == "<bos><start_of_turn>user\nHi<end_of_turn>\n<start_of_turn>model\n"
+    list(chat.send("Hi", max_new_tokens=3))
+    assert native.format_chat("More") == "<end_of_turn>\n<start_of_turn>user\nMore<end_of_turn>\n<start_of_turn>model\n"
+
 def test_same_seed_same_tokens(setup, runner):
     _, hf_tok, _ = setup
     ids = hf_tok.encode("The quick").ids

@@ -13,6 +13,7 @@ FAMILIES = {
     "qwen2": ("Qwen2Config", "Qwen2ForCausalLM", {}),
     "qwen3": ("Qwen3Config", "Qwen3ForCausalLM", {"head_dim": 32}),
     "phi3": ("Phi3Config", "Phi3ForCausalLM", {"pad_token_id": 0, "sliding_window": 200}),
+    "gemma": ("GemmaConfig", "GemmaForCausalLM", {"head_dim": 32, "pad_token_id": 0}),
 }
 
 
@@ -28,5 +29,9 @@ def make_checkpoint(family: str, folder, vocab_size: int = 128, tie: bool = Fals
         tie_word_embeddings=tie, initializer_range=0.25, bos_token_id=1, eos_token_id=2, **extra)
     torch.manual_seed(seed)
     model = getattr(transformers, model_cls)(config).eval()
+    with torch.no_grad():  # norm weights other than their init (ones; Gemma's zeros: 1 + w)
+        for name, p in model.named_parameters():
+            if "norm" in name:
+                p.add_(torch.randn_like(p) * 0.2)
     model.save_pretrained(folder, safe_serialization=True)
     return model

@@ -53,7 +53,7 @@ def main(argv: list[str] | None = None) -> int:
     src.add_argument("--gguf", help="a GGUF file (llama, qwen2, qwen3); its quantization is kept")
     p.add_argument("-o", "--output", required=True)
     p.add_argument("--max-seq-len", type=int, help="context length (default: min(model's, 1024))")
-    p.add_argument("--chat-template", default="auto", choices=["auto", "llama3", "chatml", "llama2", "phi3", "none"])
+    p.add_argument("--chat-template", default="auto", choices=["auto", "llama3", "chatml", "llama2", "phi3", "gemma", "none"])
     p.add_argument("--seed", type=int, default=0, help="with --config: the random weights' seed")
     p.add_argument("--activations", choices=["fp32", "int8"], default="fp32",
                    help="with --gguf: activations of the kept quantized layers (fp32: exact to the file's "
@@ -211,7 +211,7 @@ def _export(args) -> int:
         inputs = (inputs,)
     metadata = dict(_key_value(kv) for kv in args.metadata)
     _check_overwrite(args.output, args.force)
-    print(f"exporting {type(model).__name__} from {path} ...", file=sys.stderr)
+    _note(args, f"exporting {type(model).__name__} from {path} ...")
     start = time.perf_counter()
     _show_progress(args, time.time())
     try:
@@ -263,6 +263,12 @@ def _export_process() -> None:
     gc.disable()
 
 
+def _note(args, text: str) -> None:
+    """A progress message on stderr, unless --quiet."""
+    if not args.quiet:
+        print(text, file=sys.stderr)
+
+
 def _llm_export(args) -> int:
     start = time.time()
     _export_process()
@@ -270,18 +276,18 @@ def _llm_export(args) -> int:
     from pocket.llm.models import recipe
 
     _check_overwrite(args.output, args.force)
-    if args.gguf:
+    if args.gguf is not None:
         what = f"re-quantized to {args.quantize}" if args.quantize else f"keeping its quantization, {args.activations} activations"
-        print(f"exporting {args.gguf} ({what}) ...", file=sys.stderr)
+        _note(args, f"exporting {args.gguf} ({what}) ...")
         program = recipe.export_gguf(args.gguf, args.max_seq_len, args.chat_template, args.activations, args.quantize,
                                      args.group_size, kv_cache=args.kv_cache)
-    elif args.checkpoint:
-        print(f"exporting {args.checkpoint} ...", file=sys.stderr)
+    elif args.checkpoint is not None:
+        _note(args, f"exporting {args.checkpoint} ...")
         program = recipe.export_checkpoint(args.checkpoint, args.max_seq_len, args.chat_template, args.quantize,
                                            args.group_size, kv_cache=args.kv_cache)
     else:
         template = "none" if args.chat_template == "auto" else args.chat_template
-        print(f"exporting {args.config} with random weights (seed {args.seed}) ...", file=sys.stderr)
+        _note(args, f"exporting {args.config} with random weights (seed {args.seed}) ...")
         program = recipe.export_random(args.config, args.seed, args.max_seq_len, template, args.quantize,
                                        args.group_size, kv_cache=args.kv_cache)
     replaced = os.path.exists(args.output)

@@ -94,7 +94,7 @@ class Runner {
 
   // The token ids chat() would feed for `user`: the turn formatted with the chat template.
   std::string format_chat_turn(const std::string& user) const;
-  // "llama3", "chatml", "llama2", "phi3" or "none" (from the program's metadata).
+  // "llama3", "chatml", "llama2", "phi3", "gemma" or "none" (from the program's metadata).
   std::string chat_template() const;
 
   // The system prompt of the next first chat turn; starts as the model's default (from its
