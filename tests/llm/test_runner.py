@@ -117,42 +117,42 @@ def test_multi_turn_chat_reuses_the_cache(setup, runner):
 
 
 
-def test_phi3_chat_format(setup, tmp_path):
-    """Phi-3's turns (a template whose tags are <|user|> ... <|end|>, found by chat_format_of):
-    the first with the system prompt, later ones closing the previous reply; no BOS."""
+# format: (a template of the family, turn 1 with the system prompt "Be brief.", turn 1 without
+# one, a later turn) for the user messages "Hi", then "More".
+CHAT_FORMATS = {
+    # Phi-3: tags on their own lines, each message closed by <|end|>; no BOS
+    "phi3": ("{% for message in messages %}{{'<|user|>\\n' + message['content'] + '<|end|>\\n'}}{% endfor %}",
+             "<|system|>\nBe brief.<|end|>\n<|user|>\nHi<|end|>\n<|assistant|>\n",
+             "<|user|>\nHi<|end|>\n<|assistant|>\n",
+             "<|end|>\n<|user|>\nMore<|end|>\n<|assistant|>\n"),
+    # Gemma: BOS; no system role, so the system prompt opens the first user message
+    "gemma": ("{{ bos_token }}{% for m in messages %}<start_of_turn>{{ m['role'] }}\\n{{ m['content'] }}"
+              "<end_of_turn>\\n{% endfor %}",
+              "<bos><start_of_turn>user\nBe brief.\n\nHi<end_of_turn>\n<start_of_turn>model\n",
+              "<bos><start_of_turn>user\nHi<end_of_turn>\n<start_of_turn>model\n",
+              "<end_of_turn>\n<start_of_turn>user\nMore<end_of_turn>\n<start_of_turn>model\n"),
+}
+
+
+@pytest.mark.parametrize("fmt", sorted(CHAT_FORMATS))
+def test_chat_format(setup, tmp_path, fmt):
+    """The family's template is recognized (chat_format_of), and the runner formats a first turn
+    with and without the system prompt and a later one that closes the previous reply."""
     from pocket.llm.models.recipe import chat_format_of
 
-    template = ("{% for message in messages %}{% if message['role'] == 'user' %}{{'<|user|>\\n' + "
-                "message['content'] + '<|end|>\\n'}}{% endif %}{% endfor %}{{ '<|assistant|>\\n' }}")
-    assert chat_format_of(template) == "phi3"
+    template, with_system, without_system, later = CHAT_FORMATS[fmt]
+    assert chat_format_of(template) == fmt
     folder, _, model = setup
-    export_llm(model, chat_template="phi3", system_prompt="Be brief.").save(tmp_path / "phi3.pocket")
-    runner = Runner(tmp_path / "phi3.pocket", folder / "tokenizer.json")
-    assert runner.chat_template == "phi3"
+    export_llm(model, chat_template=fmt, system_prompt="Be brief.").save(tmp_path / "m.pocket")
+    runner = Runner(tmp_path / "m.pocket", folder / "tokenizer.json")
+    assert runner.chat_template == fmt
     native = runner._native
-    assert native.format_chat("Hi") == "<|system|>\nBe brief.<|end|>\n<|user|>\nHi<|end|>\n<|assistant|>\n"
-    chat = runner.chat()
-    list(chat.send("Hi", max_new_tokens=3))
-    assert native.format_chat("More") == "<|end|>\n<|user|>\nMore<|end|>\n<|assistant|>\n"
-
-
-def test_gemma_chat_format(setup, tmp_path):
-    """Gemma's turns (a template with <start_of_turn>): BOS first, the system prompt opening the
-    first user message (Gemma has no system role), later turns closing the reply."""
-    from pocket.llm.models.recipe import chat_format_of
-
-    assert chat_format_of("{{ bos_token }}{% for m in messages %}<start_of_turn>{{ m['role'] }}\\n"
-                          "{{ m['content'] }}<end_of_turn>\\n{% endfor %}") == "gemma"
-    folder, _, model = setup
-    export_llm(model, chat_template="gemma", system_prompt="Be brief.").save(tmp_path / "gemma.pocket")
-    runner = Runner(tmp_path / "gemma.pocket", folder / "tokenizer.json")
-    assert runner.chat_template == "gemma"
-    native = runner._native
-    assert native.format_chat("Hi") == "<bos><start_of_turn>user\nBe brief.\n\nHi<end_of_turn>\n<start_of_turn>model\n"
+    assert native.format_chat("Hi") == with_system  # the program's default system prompt
     chat = runner.chat(system="")
-    assert native.format_chat("Hi") == "<bos><start_of_turn>user\nHi<end_of_turn>\n<start_of_turn>model\n"
+    assert native.format_chat("Hi") == without_system
     list(chat.send("Hi", max_new_tokens=3))
-    assert native.format_chat("More") == "<end_of_turn>\n<start_of_turn>user\nMore<end_of_turn>\n<start_of_turn>model\n"
+    assert native.format_chat("More") == later
+
 
 def test_same_seed_same_tokens(setup, runner):
     _, hf_tok, _ = setup
