@@ -17,11 +17,15 @@ IGNORED_SUFFIXES = ("rotary_emb.inv_freq",)
 def load_checkpoint(folder: str | os.PathLike, max_seq_len: int) -> Transformer:
     """Builds the model of `folder` (config.json + safetensors) with its weights, in float32."""
     folder = os.fspath(folder)
+    return build_model(read_config(folder), read_safetensors(folder), max_seq_len)
+
+
+def read_config(folder: str) -> LlmConfig:
+    """The LlmConfig of a checkpoint folder's config.json; a folder without one is named."""
     config_path = os.path.join(folder, "config.json")
     if not os.path.isfile(config_path):
-        raise FileNotFoundError(f"{folder}: no config.json (expected a Hugging Face checkpoint folder)")
-    config = LlmConfig.from_json(config_path)
-    return build_model(config, read_safetensors(folder), max_seq_len)
+        raise FileNotFoundError(f"{folder!r}: no config.json (expected a Hugging Face checkpoint folder)")
+    return LlmConfig.from_json(config_path)
 
 
 def read_safetensors(folder: str) -> dict[str, torch.Tensor]:

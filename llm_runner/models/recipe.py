@@ -11,7 +11,7 @@ import torch
 from torch.export import Dim
 
 from pocket.exporter import Program, export
-from pocket.llm.models.checkpoint import load_checkpoint, read_json
+from pocket.llm.models.checkpoint import load_checkpoint, read_config, read_json
 from pocket.llm.models.config import LlmConfig
 from pocket.llm.models.model import Transformer
 
@@ -66,9 +66,7 @@ def export_llm(model: Transformer, chat_template: str = "none", bos_id: int | No
 def export_checkpoint(folder: str, max_seq_len: int | None = None, chat_template: str = "auto", quantize=None,
                       group_size: int | None = None, kv_cache: str = "fp32") -> Program:
     """Exports a local Hugging Face folder (config.json, *.safetensors, tokenizer files)."""
-    if not os.path.isfile(os.path.join(folder, "config.json")):
-        raise FileNotFoundError(f"{folder!r}: no config.json (expected a Hugging Face checkpoint folder)")
-    config = LlmConfig.from_json(os.path.join(folder, "config.json"))
+    config = read_config(folder)
     n = max_seq_len or min(config.max_position_embeddings, 1024)
     model = load_checkpoint(folder, n)
     template = checkpoint_chat_template(folder)
@@ -79,10 +77,17 @@ def export_checkpoint(folder: str, max_seq_len: int | None = None, chat_template
     if os.path.isfile(tokenizer_path):
         with open(tokenizer_path, "rb") as f:
             tokenizer = f.read()
-    eos = checkpoint_eos_ids(folder, config) + end_of_turn_ids(tokenizer, chat_template)
-    return export_llm(model, chat_template=chat_template, eos_ids=tuple(dict.fromkeys(eos)),
+    eos = stop_ids(config, tokenizer, chat_template, generation_eos_ids(folder))
+    return export_llm(model, chat_template=chat_template, eos_ids=eos,
                       quantize=quantize, group_size=group_size, tokenizer=tokenizer,
                       system_prompt=default_system_prompt(template), kv_cache=kv_cache)
+
+
+def stop_ids(config: LlmConfig, tokenizer: bytes | None, chat_template: str,
+             extra: tuple[int, ...] = ()) -> tuple[int, ...]:
+    """The ids that end generation: the config's, then `extra` (generation_config.json's), then
+    the chat format's end-of-turn token, each once."""
+    return tuple(dict.fromkeys(config.eos_ids + extra + end_of_turn_ids(tokenizer, chat_template)))
 
 
 def end_of_turn_ids(tokenizer: bytes | None, chat_template: str) -> tuple[int, ...]:
@@ -95,12 +100,12 @@ def end_of_turn_ids(tokenizer: bytes | None, chat_template: str) -> tuple[int, .
     return tuple(t["id"] for t in added if t.get("content") == marker and isinstance(t.get("id"), int))[:1]
 
 
-def checkpoint_eos_ids(folder: str, config: LlmConfig) -> tuple[int, ...]:
-    """config.json's end-of-sequence ids, then generation_config.json's others: chat models often
-    name their end-of-turn token only there (Llama 3.0 Instruct's <|eot_id|>, Phi-3's <|end|>)."""
-    extra = (read_json(folder, "generation_config.json") or {}).get("eos_token_id")
-    extra = extra if isinstance(extra, list) else [] if extra is None else [extra]
-    return config.eos_ids + tuple(e for e in dict.fromkeys(extra) if isinstance(e, int) and e not in config.eos_ids)
+def generation_eos_ids(folder: str) -> tuple[int, ...]:
+    """generation_config.json's end-of-sequence ids: chat models often name their end-of-turn
+    token only there (Llama 3.0 Instruct's <|eot_id|>, Phi-3's <|end|>)."""
+    ids = (read_json(folder, "generation_config.json") or {}).get("eos_token_id")
+    ids = ids if isinstance(ids, list) else [] if ids is None else [ids]
+    return tuple(e for e in ids if isinstance(e, int))
 
 
 def export_gguf(path: str, max_seq_len: int | None = None, chat_template: str = "auto", activations: str = "fp32",
@@ -121,8 +126,7 @@ def export_gguf(path: str, max_seq_len: int | None = None, chat_template: str = 
         chat_template = chat_format_of(template)
     log.info("converting the tokenizer")
     tokenizer = tokenizer_json_from_gguf(reader)
-    eos = tuple(dict.fromkeys(config.eos_ids + end_of_turn_ids(tokenizer, chat_template)))
-    return export_llm(model, chat_template=chat_template, eos_ids=eos, quantize=quantize, group_size=group_size,
+    return export_llm(model, chat_template=chat_template, eos_ids=stop_ids(config, tokenizer, chat_template), quantize=quantize, group_size=group_size,
                       tokenizer=tokenizer, system_prompt=default_system_prompt(template),
                       metadata={"source": os.path.basename(path), "activations": activations if quantize is None else "-"},
                       kv_cache=kv_cache)

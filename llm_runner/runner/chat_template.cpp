@@ -2,13 +2,30 @@
 
 namespace pocket {
 
+namespace {
+
+struct NamedFormat {
+  const char* name;
+  ChatFormat format;
+};
+
+// The metadata name of each format (both directions: parse_chat_format, chat_format_name).
+constexpr NamedFormat kFormats[] = {{"llama3", ChatFormat::Llama3}, {"chatml", ChatFormat::ChatML},
+                                    {"llama2", ChatFormat::Llama2}, {"phi3", ChatFormat::Phi3},
+                                    {"gemma", ChatFormat::Gemma}};
+
+}  // namespace
+
 ChatFormat parse_chat_format(const std::string& name) {
-  if (name == "llama3") return ChatFormat::Llama3;
-  if (name == "chatml") return ChatFormat::ChatML;
-  if (name == "llama2") return ChatFormat::Llama2;
-  if (name == "phi3") return ChatFormat::Phi3;
-  if (name == "gemma") return ChatFormat::Gemma;
+  for (const NamedFormat& f : kFormats)
+    if (name == f.name) return f.format;
   return ChatFormat::None;
+}
+
+const char* chat_format_name(ChatFormat format) {
+  for (const NamedFormat& f : kFormats)
+    if (format == f.format) return f.name;
+  return "none";
 }
 
 static std::string llama3(const std::string& system, const std::string& user, bool first) {

@@ -405,17 +405,7 @@ std::string Runner::format_chat_turn(const std::string& user) const {
   return pocket::format_chat_turn(static_cast<ChatFormat>(chat_format_), system_, user, !chat_started_ || pos_ == 0);
 }
 
-std::string Runner::chat_template() const {
-  switch (static_cast<ChatFormat>(chat_format_)) {
-    case ChatFormat::Llama3: return "llama3";
-    case ChatFormat::ChatML: return "chatml";
-    case ChatFormat::Llama2: return "llama2";
-    case ChatFormat::Phi3: return "phi3";
-    case ChatFormat::Gemma: return "gemma";
-    case ChatFormat::None: break;
-  }
-  return "none";
-}
+std::string Runner::chat_template() const { return chat_format_name(static_cast<ChatFormat>(chat_format_)); }
 
 Error Runner::start_chat(const std::string& user, const GenerationConfig& config, std::string* message) {
   ChatFormat format = static_cast<ChatFormat>(chat_format_);
