@@ -48,6 +48,13 @@ class MethodGraph:
         other node, or an argument that is not a node)."""
         return self.constants.get(node.name) if isinstance(node, torch.fx.Node) else None
 
+    def call(self, target, args, meta: dict, val, kwargs=None) -> torch.fx.Node:
+        """A new call of `target` on `args` at the graph's insertion point, with a copy of `meta`
+        whose value is `val`."""
+        node = self.graph.call_function(target, tuple(args), kwargs)
+        node.meta = {**meta, "val": val}
+        return node
+
     def replace_uses(self, old: torch.fx.Node, new: torch.fx.Node, keep=None) -> None:
         """Every use of `old` becomes `new`: in the graph (but by the users `keep(user)` is true
         for), and in the method's outputs and buffer mutations (plain lists, not uses the graph

@@ -74,7 +74,7 @@ def channels_last(mg) -> int:
             # after x, or after every placeholder when x is one (placeholders stay first)
             after = x if x.op != "placeholder" else [n for n in graph.nodes if n.op == "placeholder"][-1]
             with graph.inserting_after(after):
-                to_nhwc[x] = _call(graph, aten.permute.default, (x, TO_NHWC), x.meta, _permuted(x, TO_NHWC))
+                to_nhwc[x] = mg.call(aten.permute.default, (x, TO_NHWC), x.meta, _permuted(x, TO_NHWC))
         return to_nhwc[x]
 
     for node in list(graph.nodes):
@@ -92,29 +92,29 @@ def channels_last(mg) -> int:
             op = torch.ops.pocket.conv2d_winograd if wino else torch.ops.pocket.conv2d_packed
             xn = nhwc(x)
             with graph.inserting_before(node):
-                twin[node] = _call(graph, op.default,
+                twin[node] = mg.call(op.default,
                                    (xn, packed[key], b, None, wt.shape[0], list(stride), list(padding), list(dilation),
                                     groups, lo, hi), node.meta, _permuted(node, TO_NHWC))
             converted += 1
         elif _q8_convertible(node, mg):
             args = (nhwc(node.args[0]), *node.args[1:4], None, *node.args[4:])  # residual None
             with graph.inserting_before(node):
-                twin[node] = _call(graph, torch.ops.pocket.conv2d_q8_channels_last.default, args, node.meta,
+                twin[node] = mg.call(torch.ops.pocket.conv2d_q8_channels_last.default, args, node.meta,
                                    _permuted(node, TO_NHWC))
             converted += 1
         elif node.target in UNARY and node.args[0] in twin and not node.kwargs:
             with graph.inserting_before(node):
-                twin[node] = _call(graph, node.target, (twin[node.args[0]], *node.args[1:]), node.meta,
+                twin[node] = mg.call(node.target, (twin[node.args[0]], *node.args[1:]), node.meta,
                                    _permuted(node, TO_NHWC))
         elif _elementwise(node) and any(a in twin for a in node.args):
             # a value from outside the chain joins it; numbers stay as they are
             a, b = (nhwc(v) if isinstance(v, torch.fx.Node) else v for v in node.args)
             with graph.inserting_before(node):
-                twin[node] = _call(graph, node.target, (a, b), node.meta, _permuted(node, TO_NHWC))
+                twin[node] = mg.call(node.target, (a, b), node.meta, _permuted(node, TO_NHWC))
         elif node.target is aten.mean.dim and node.args[0] in twin and _spatial_mean(node):
             keep = len(node.args) > 2 and node.args[2]
             with graph.inserting_before(node):
-                new = _call(graph, node.target, (twin[node.args[0]], [1, 2], keep), node.meta,
+                new = mg.call(node.target, (twin[node.args[0]], [1, 2], keep), node.meta,
                             _permuted(node, TO_NHWC) if keep else node.meta["val"])
             if keep:
                 twin[node] = new
@@ -124,7 +124,7 @@ def channels_last(mg) -> int:
             values = next(iter(node.users))
             k, stride, padding, dilation, ceil = (list(node.args[1:]) + [[], [0], [1], False][len(node.args) - 2:])[:5]
             with graph.inserting_before(node):
-                twin[values] = _call(graph, torch.ops.pocket.max_pool2d_channels_last.default,
+                twin[values] = mg.call(torch.ops.pocket.max_pool2d_channels_last.default,
                                      (twin[node.args[0]], list(k), list(stride), list(padding), list(dilation), ceil),
                                      values.meta, _permuted(values, TO_NHWC))
             pools.append(node)
@@ -138,12 +138,6 @@ def channels_last(mg) -> int:
     _int8_edges(mg)
     _int8_activations(mg)
     return converted
-
-
-def _call(graph, target, args, meta, val):
-    node = graph.call_function(target, tuple(args))
-    node.meta = {**meta, "val": val}
-    return node
 
 
 def _permuted(node, dims):
@@ -251,7 +245,7 @@ def _leave_chain(mg, twin) -> None:
         if not outside and node not in mg.outputs:
             continue
         with graph.inserting_after(new):
-            back = _call(graph, aten.permute.default, (new, TO_NCHW), node.meta, node.meta["val"])
+            back = mg.call(aten.permute.default, (new, TO_NCHW), node.meta, node.meta["val"])
         mg.replace_uses(node, back, keep=lambda u: u in twin)
     for node in reversed(list(twin)):
         graph.erase_node(node)
@@ -281,7 +275,7 @@ def _fuse_residuals(mg) -> None:
         if act in mg.outputs and act is not add:
             act, lo, hi = add, None, None
         with graph.inserting_before(add):
-            new = _call(graph, conv.target, (*conv.args[:r], res, *conv.args[r + 1:b], lo, hi), conv.meta,
+            new = mg.call(conv.target, (*conv.args[:r], res, *conv.args[r + 1:b], lo, hi), conv.meta,
                         act.meta["val"])
         mg.replace_uses(act, new)
         if act is not add:
@@ -301,7 +295,7 @@ def _fuse_activations(mg) -> None:
         if conv.target not in act_overload or len(conv.users) != 1 or conv in mg.outputs:
             continue
         with graph.inserting_before(node):
-            new = _call(graph, act_overload[conv.target], (*conv.args, ACTIVATIONS[node.target]), conv.meta,
+            new = mg.call(act_overload[conv.target], (*conv.args, ACTIVATIONS[node.target]), conv.meta,
                         node.meta["val"])
         mg.replace_uses(node, new)
         graph.erase_node(node)
@@ -358,7 +352,7 @@ def _int8_activations(mg) -> int:
         conv.args = (*conv.args[:14], in_scale, in_zero_point)
         conv.meta["val"] = conv.meta["val"].to(torch.int8)
         with graph.inserting_before(act):
-            new = _call(graph, torch.ops.pocket.lookup_int8.default, (conv, mg.add_constant(f"{act.name}_table", table)),
+            new = mg.call(torch.ops.pocket.lookup_int8.default, (conv, mg.add_constant(f"{act.name}_table", table)),
                         act.meta, act.meta["val"].to(torch.int8))
         mg.replace_uses(act, new)
         graph.erase_node(act)

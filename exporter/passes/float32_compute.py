@@ -78,9 +78,7 @@ def compute_in_float32(mg) -> bool:
 
 def _cast(mg, node, dtype):
     """A new aten._to_copy of `node` to `dtype`, at the graph's insertion point."""
-    cast = mg.graph.call_function(aten._to_copy.default, (node,), {"dtype": dtype})
-    cast.meta = {**node.meta, "val": node.meta["val"].to(dtype)}
-    return cast
+    return mg.call(aten._to_copy.default, (node,), node.meta, node.meta["val"].to(dtype), {"dtype": dtype})
 
 
 def _is_half(val) -> bool:

@@ -53,9 +53,9 @@ def fuse_conv_activation(mg) -> int:
         if act is conv:
             continue
         with mg.graph.inserting_after(act):
-            new = mg.graph.call_function(torch.ops.pocket.convolution_clamp.default,
-                                         (x, w, b, list(stride), list(padding), list(dilation), groups, lo, hi))
-        new.meta = {**conv.meta, "val": act.meta.get("val")}
+            new = mg.call(torch.ops.pocket.convolution_clamp.default,
+                          (x, w, b, list(stride), list(padding), list(dilation), groups, lo, hi),
+                          conv.meta, act.meta.get("val"))
         mg.replace_uses(act, new)
         mg.graph.erase_node(act)
         mg.graph.erase_node(conv)

@@ -51,7 +51,7 @@ def quantize_convolutions(mg, calibration: list[tuple]) -> int:
                 x = x.args[0]  # the 2-d output of the 1-d convolution before: no squeeze and unsqueeze between
             else:
                 with mg.graph.inserting_before(conv):
-                    x = _call(mg, aten.unsqueeze.default, (x, 2), conv.meta, x.meta["val"].unsqueeze(2))
+                    x = mg.call(aten.unsqueeze.default, (x, 2), conv.meta, x.meta["val"].unsqueeze(2))
         w_scale = w.abs().flatten(1).amax(1) / 127.0
         w_scale = torch.where(w_scale == 0, torch.ones_like(w_scale), w_scale)
         qweight = torch.clamp(torch.round(w / w_scale[:, None, None, None]), -127, 127).to(torch.int8)
@@ -65,14 +65,14 @@ def quantize_convolutions(mg, calibration: list[tuple]) -> int:
         args = (x, w_node, s_node, bias, x_scale, zero_point, list(qweight.shape[2:]), *geometry, lo, hi)
         val = replaced.meta.get("val")
         with mg.graph.inserting_after(replaced):
-            new = _call(mg, torch.ops.pocket.conv2d_q8_packed.default, args, conv.meta,
+            new = mg.call(torch.ops.pocket.conv2d_q8_packed.default, args, conv.meta,
                         val.unsqueeze(2) if one_d else val)
         # The range of its float32 output (clamped) over the calibration: what an int8 output
         # of it would be quantized to (channels_last._int8_activations).
         new.meta[OUTPUT_RANGE] = tuple(out_ranges[replaced])
         if one_d:
             with mg.graph.inserting_after(new):
-                new = _call(mg, aten.squeeze.dims, (new, [2]), conv.meta, val)
+                new = mg.call(aten.squeeze.dims, (new, [2]), conv.meta, val)
         mg.replace_uses(replaced, new)
         for node in ([replaced, conv] if replaced is not conv else [conv]):
             mg.graph.erase_node(node)
@@ -83,12 +83,6 @@ def quantize_convolutions(mg, calibration: list[tuple]) -> int:
 MIN_PACKED_CHANNELS = 4
 # The meta key of an int8 convolution's calibrated output range, (lo, hi).
 OUTPUT_RANGE = "pocket_output_range"
-
-
-def _call(mg, target, args, meta, val):
-    node = mg.graph.call_function(target, args)
-    node.meta = {**meta, "val": val}
-    return node
 
 
 def _eligible(node, mg) -> bool:
